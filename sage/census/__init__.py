@@ -1,0 +1,2 @@
+"""The census data: schema and comments (:mod:`.schema`), the shipped-extract loader (:mod:`.loader`), setup
+(:mod:`.setup`), the semantic layer (:mod:`.semantic`) and the Census Data API pipeline (:mod:`.api`, :mod:`.fetch`)."""

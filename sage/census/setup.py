@@ -1,0 +1,212 @@
+"""`python -m sage setup`: everything a fresh database needs, safe to run again.
+
+Steps, each reported through ``progress``: start or reach the server, the ``vector`` extension and schemas, the
+census tables with their comments and indexes, the shipped extract, the reader role, the embedding index.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import psycopg
+from psycopg import sql as pgsql
+
+from .. import db
+from ..errors import DatabaseError
+from ..settings import Settings
+from . import loader, schema
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[str, int, int], None]
+
+#: built-ins that write or leak outside a read-only transaction (anchors-security §0, §5 L1); EXECUTE is revoked
+#: from PUBLIC on every overload found in pg_catalog
+RISKY_FUNCTION_PATTERNS = (
+    "lo\\_%",
+    "lowrite",
+    "loread",
+    "pg\\_logical\\_emit\\_message",
+    "pg\\_advisory%",
+    "pg\\_try\\_advisory%",
+    "pg\\_notify",
+    "set\\_config",
+    "dblink%",
+    "query\\_to\\_xml%",
+    "table\\_to\\_xml%",
+    "cursor\\_to\\_xml%",
+    "schema\\_to\\_xml%",
+    "database\\_to\\_xml%",
+    "ts\\_stat",
+    "pg\\_cancel\\_backend",
+    "pg\\_terminate\\_backend",
+    "pg\\_read\\_file",
+    "pg\\_read\\_binary\\_file",
+    "pg\\_ls\\_%",
+    "pg\\_stat\\_file",
+)
+
+#: role settings: only defaults, re-asserted per query with SET LOCAL by sage.execute
+ROLE_SETTINGS = {
+    "default_transaction_read_only": "on",
+    "statement_timeout": "{timeout}ms",
+    "lock_timeout": "1s",
+    "idle_in_transaction_session_timeout": "10s",
+    "temp_file_limit": "256MB",
+    "work_mem": "32MB",
+    "search_path": "public",
+}
+
+
+@dataclass
+class SetupReport:
+    """What setup did; ``admin_sql`` is set when the app could not create the reader role itself."""
+
+    steps: list[dict] = field(default_factory=list)
+    rows: dict[str, int] = field(default_factory=dict)
+    data_skipped: bool = False
+    index: dict | None = None
+    admin_sql: str | None = None
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict:
+        return {
+            "steps": self.steps,
+            "rows": self.rows,
+            "data_skipped": self.data_skipped,
+            "index": self.index,
+            "admin_sql": self.admin_sql,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def reader_role_sql(dbname: str, password: str | None, timeout_ms: int) -> list[str]:
+    """The statements that create and confine the reader role (also printed for administrators)."""
+    role = pgsql.Identifier(db.READER_ROLE)
+    stmts = [
+        pgsql.SQL(
+            "DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = {name}) THEN "
+            "CREATE ROLE {role} LOGIN; END IF; END $$"
+        ).format(name=pgsql.Literal(db.READER_ROLE), role=role),
+        pgsql.SQL(
+            "ALTER ROLE {role} WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT NOREPLICATION NOBYPASSRLS "
+            "CONNECTION LIMIT 20"
+        ).format(role=role),
+    ]
+    if password:
+        stmts.append(pgsql.SQL("ALTER ROLE {role} WITH PASSWORD {pw}").format(role=role, pw=pgsql.Literal(password)))
+    stmts += [
+        pgsql.SQL("REVOKE ALL ON SCHEMA public FROM PUBLIC"),
+        pgsql.SQL("REVOKE ALL ON SCHEMA sage FROM PUBLIC"),
+        pgsql.SQL("REVOKE ALL ON ALL TABLES IN SCHEMA sage FROM {role}").format(role=role),
+        pgsql.SQL("REVOKE ALL ON ALL TABLES IN SCHEMA public FROM {role}").format(role=role),
+        pgsql.SQL("GRANT USAGE ON SCHEMA public TO {role}").format(role=role),
+        pgsql.SQL("GRANT SELECT ON public.geography, public.variables, public.estimates TO {role}").format(role=role),
+        pgsql.SQL("REVOKE TEMPORARY, CREATE ON DATABASE {db} FROM PUBLIC").format(db=pgsql.Identifier(dbname)),
+        pgsql.SQL(
+            "DO $$ DECLARE f regprocedure; BEGIN FOR f IN SELECT p.oid::regprocedure FROM pg_proc p "
+            "JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname IN ('pg_catalog', 'public') AND ("
+            + " OR ".join(f"p.proname LIKE '{pat}'" for pat in RISKY_FUNCTION_PATTERNS)
+            + ") LOOP EXECUTE format('REVOKE EXECUTE ON FUNCTION %s FROM PUBLIC', f); END LOOP; END $$"
+        ),
+    ]
+    for name, value in ROLE_SETTINGS.items():
+        stmts.append(
+            pgsql.SQL("ALTER ROLE {role} SET {name} = {value}").format(
+                role=role, name=pgsql.Identifier(name), value=pgsql.Literal(value.format(timeout=timeout_ms))
+            )
+        )
+    return stmts
+
+
+def _as_text(conn: psycopg.Connection, stmts: list) -> str:
+    return ";\n".join(s.as_string(conn) for s in stmts) + ";"
+
+
+def create_reader_role(conn: psycopg.Connection, settings: Settings) -> str | None:
+    """Create or refresh the reader role; return the SQL for an administrator if we lack the privilege."""
+    dbname = conn.info.dbname
+    password = None
+    if not settings.embedded:
+        row = conn.execute("SELECT password FROM sage.reader_login WHERE role = %s", (db.READER_ROLE,)).fetchone()
+        password = row[0] if row else secrets.token_urlsafe(24)
+    stmts = reader_role_sql(dbname, password, settings.statement_timeout_ms)
+    try:
+        with conn.transaction():
+            for stmt in stmts:
+                conn.execute(stmt)
+            if password:
+                conn.execute(
+                    "INSERT INTO sage.reader_login (role, password) VALUES (%s, %s) "
+                    "ON CONFLICT (role) DO UPDATE SET password = EXCLUDED.password",
+                    (db.READER_ROLE, password),
+                )
+    except psycopg.errors.InsufficientPrivilege:
+        shown = reader_role_sql(dbname, "<choose a password>", settings.statement_timeout_ms)
+        return _as_text(conn, shown)
+    return None
+
+
+def run_setup(settings: Settings, progress: Progress | None = None, *, build_index: bool = True) -> SetupReport:
+    """Prepare the database (idempotent).  Raises :class:`~sage.errors.SageError` subclasses with what to fix."""
+    progress = progress or (lambda *a: None)
+    report = SetupReport()
+    started = time.perf_counter()
+
+    def step(name: str, fn):
+        t = time.perf_counter()
+        progress(name, 0, 1)
+        out = fn()
+        report.steps.append({"step": name, "seconds": round(time.perf_counter() - t, 3)})
+        progress(name, 1, 1)
+        return out
+
+    conn = step("starting the database", lambda: db.connect(settings, autocommit=True))
+    try:
+        def create_schema():
+            try:
+                conn.execute(schema.DDL)
+            except psycopg.errors.FeatureNotSupported as exc:
+                raise DatabaseError(f"The vector extension is not available on this server: {exc}") from exc
+            except psycopg.errors.UndefinedFile as exc:
+                raise DatabaseError(
+                    "The pgvector extension is not installed on the server at DATABASE_URL; install pgvector "
+                    f"(https://github.com/pgvector/pgvector) or unset DATABASE_URL to use the embedded server. ({exc})"
+                ) from exc
+            with conn.transaction():
+                for stmt in schema.comment_statements():
+                    conn.execute(stmt)
+
+        step("creating tables", create_schema)
+
+        loaded = step(
+            "loading the census extract", lambda: loader.load_extract(conn, settings.data_path / "acs", progress)
+        )
+        report.data_skipped = loaded["skipped"]
+        report.rows = {
+            t: conn.execute(pgsql.SQL("SELECT count(*) FROM {}").format(pgsql.Identifier(*t.split(".")))).fetchone()[0]
+            for t in schema.TABLES
+        }
+        conn.execute("ANALYZE public.geography, public.variables, public.estimates")
+        report.admin_sql = step("creating the read-only role", lambda: create_reader_role(conn, settings))
+    finally:
+        conn.close()
+
+    if build_index:
+        report.index = step("building the retrieval index", lambda: _build_index(settings, progress))
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _build_index(settings: Settings, progress: Progress) -> dict | None:
+    from .. import retrieve
+
+    index_schema = getattr(retrieve, "index_schema", None)
+    if index_schema is None:  # retrieval not built yet
+        return None
+    out = index_schema(settings, progress=progress)
+    return out.to_dict() if hasattr(out, "to_dict") else dict(vars(out))

@@ -1,0 +1,56 @@
+"""What every planner shares: the :class:`Plan` it returns, the failed :class:`Attempt` it is shown, the
+:class:`Planner` interface that the Claude and the offline planner both implement."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol, Sequence, runtime_checkable
+
+from ..retrieve import Chunk
+
+#: the display hints a planner may name; ``sage.charts`` builds the chart and falls back to ``table``
+DISPLAY_HINTS = ("big", "statrow", "bar", "grouped", "map", "table")
+
+
+@dataclass
+class Plan:
+    """A planner's answer: SQL to run (empty = "cannot answer"), its assumptions and a display hint."""
+
+    sql: str
+    assumptions: list[str] = field(default_factory=list)
+    display_hint: str = "table"
+    planner: str = ""
+    #: answerable questions to offer when ``sql`` is empty
+    suggestions: list[str] = field(default_factory=list)
+    #: token usage and the like, as the planner reports it (``{"input_tokens": …}``)
+    usage: dict = field(default_factory=dict)
+
+    @property
+    def declined(self) -> bool:
+        return not self.sql.strip()
+
+
+@dataclass
+class Attempt:
+    """One failed try of a question: the SQL and the short error that went back to the planner."""
+
+    sql: str
+    error: str
+    #: ``guard`` or the execution error kind (``timeout``, ``permission``, ``undefined``, ``other``)
+    kind: str = ""
+
+    def to_dict(self) -> dict:
+        return {"sql": self.sql, "error": self.error}
+
+
+@runtime_checkable
+class Planner(Protocol):
+    """Turns a question plus retrieved context into a :class:`Plan`.
+
+    ``attempts`` holds the earlier failed tries of the same question (oldest first); a planner should not
+    propose the same SQL again.
+    """
+
+    name: str
+
+    def plan(self, question: str, chunks: Sequence[Chunk], attempts: Sequence[Attempt] = ()) -> Plan: ...

@@ -1,0 +1,163 @@
+"""One typed settings object for the whole product.
+
+Every tunable is read from, in order: an environment variable, ``.streamlit/secrets.toml`` (the file Streamlit users
+already keep their keys in), then the default below.  The table in README.md mirrors ``SETTINGS``; keep them in step.
+
+``sage`` never imports streamlit, so the secrets file is read with ``tomllib`` here rather than through
+``st.secrets``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import platformdirs
+
+from .errors import SettingsError
+
+#: the project root (the folder holding ``sage/``, ``data/`` and ``.streamlit/``)
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+#: the newest Claude Sonnet model id known to the pinned SDK; override with SAGE_MODEL
+DEFAULT_MODEL = "claude-sonnet-5-5"
+
+PLANNERS = ("auto", "claude", "offline")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Configuration of one running product (app, CLI or test).
+
+    Secrets (API keys, passwords inside URLs) are kept here but never printed: use :meth:`public` for anything
+    shown to a user or written to a log.
+    """
+
+    database_url: str | None = None
+    data_dir: Path = field(default_factory=lambda: Path(platformdirs.user_data_dir("census-sage")) / "pgdata")
+    reader_url: str | None = None
+    anthropic_api_key: str | None = None
+    planner: str = "auto"
+    model: str = DEFAULT_MODEL
+    max_attempts: int = 3
+    statement_timeout_ms: int = 5000
+    max_rows: int = 1000
+    embedding_model: str | None = None
+    census_api_key: str | None = None
+    census_api_url: str = "https://api.census.gov/data"
+    max_question_chars: int = 2000
+    claude_timeout_s: float = 60.0
+    data_path: Path = PROJECT_ROOT / "data"
+
+    def __post_init__(self) -> None:
+        if self.planner not in PLANNERS:
+            raise SettingsError(
+                f"SAGE_PLANNER must be one of {', '.join(PLANNERS)}, not {self.planner!r}.", setting="SAGE_PLANNER"
+            )
+        for name, low in (("max_attempts", 1), ("statement_timeout_ms", 100), ("max_rows", 1)):
+            if getattr(self, name) < low:
+                env = _ENV_FOR[name]
+                raise SettingsError(f"{env} must be at least {low}.", setting=env)
+
+    @property
+    def embedded(self) -> bool:
+        """True when the product runs its own PostgreSQL in ``data_dir`` (no DATABASE_URL given)."""
+        return not self.database_url
+
+    @property
+    def effective_planner(self) -> str:
+        """``claude`` or ``offline``: what ``auto`` resolves to with the keys at hand."""
+        if self.planner == "auto":
+            return "claude" if self.anthropic_api_key else "offline"
+        return self.planner
+
+    def replace(self, **changes: Any) -> "Settings":
+        return dataclasses.replace(self, **changes)
+
+    def public(self) -> dict[str, Any]:
+        """The settings a user may see: no keys, no passwords."""
+        from .db import redact_url
+
+        return {
+            "database": redact_url(self.database_url) if self.database_url else "embedded",
+            "data_dir": str(self.data_dir) if self.embedded else None,
+            "reader_login": "configured" if self.reader_url else "managed by setup",
+            "planner": self.planner,
+            "effective_planner": self.effective_planner,
+            "model": self.model,
+            "anthropic_api_key": "set" if self.anthropic_api_key else "not set",
+            "max_attempts": self.max_attempts,
+            "statement_timeout_ms": self.statement_timeout_ms,
+            "max_rows": self.max_rows,
+            "embedding_model": self.embedding_model or "bundled all-MiniLM-L6-v2 (int8 ONNX, offline)",
+            "census_api_key": "set" if self.census_api_key else "not set",
+        }
+
+
+#: field name -> environment variable
+_ENV_FOR = {
+    "database_url": "DATABASE_URL",
+    "data_dir": "SAGE_DATA_DIR",
+    "reader_url": "SAGE_READER_URL",
+    "anthropic_api_key": "ANTHROPIC_API_KEY",
+    "planner": "SAGE_PLANNER",
+    "model": "SAGE_MODEL",
+    "max_attempts": "SAGE_MAX_ATTEMPTS",
+    "statement_timeout_ms": "SAGE_STATEMENT_TIMEOUT_MS",
+    "max_rows": "SAGE_MAX_ROWS",
+    "embedding_model": "SAGE_EMBEDDING_MODEL",
+    "census_api_key": "CENSUS_API_KEY",
+    "census_api_url": "SAGE_CENSUS_API_URL",
+    "max_question_chars": "SAGE_MAX_QUESTION_CHARS",
+    "claude_timeout_s": "SAGE_CLAUDE_TIMEOUT_S",
+}
+
+
+def _read_secrets(path: Path) -> Mapping[str, Any]:
+    if not path.is_file():
+        return {}
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise SettingsError(f"{path.name} could not be read ({exc}); fix or remove it.", setting=str(path)) from exc
+
+
+def load_settings(
+    environ: Mapping[str, str] | None = None, secrets_path: Path | None = None, **overrides: Any
+) -> Settings:
+    """Build :class:`Settings` from the environment, then the secrets file, then defaults.
+
+    ``overrides`` win over everything (tests and the CLI's flags use them).
+    """
+    environ = os.environ if environ is None else environ
+    secrets = _read_secrets(secrets_path or PROJECT_ROOT / ".streamlit" / "secrets.toml")
+    hints = {f.name: f.type for f in dataclasses.fields(Settings)}
+    values: dict[str, Any] = {}
+    for name, env in _ENV_FOR.items():
+        raw = environ.get(env)
+        if raw is None or raw == "":
+            raw = secrets.get(env)
+        if raw is None or raw == "":
+            continue
+        values[name] = _coerce(name, env, raw, hints[name])
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    return Settings(**values)
+
+
+def _coerce(name: str, env: str, raw: Any, hint: str) -> Any:
+    try:
+        if "int" in hint:
+            return int(raw)
+        if "float" in hint:
+            return float(raw)
+        if "Path" in hint:
+            return Path(str(raw)).expanduser()
+    except ValueError as exc:
+        raise SettingsError(f"{env} must be a number, not {raw!r}.", setting=env) from exc
+    value = str(raw).strip()
+    return value.lower() if name == "planner" else value

@@ -1,0 +1,48 @@
+"""Shared fixtures: one real PostgreSQL (embedded pgserver + pgvector) per test session, set up from the shipped data.
+
+Tests never read the developer's environment or ``.streamlit/secrets.toml``: settings are built from an explicit,
+empty environment plus the values a test needs.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing may download during tests
+
+from sage.census.setup import run_setup  # noqa: E402
+from sage.settings import load_settings  # noqa: E402
+
+NO_SECRETS = Path(os.devnull)
+
+
+def make_settings(**overrides):
+    """Settings from an empty environment (no keys, no DATABASE_URL) plus ``overrides``."""
+    return load_settings(environ={}, secrets_path=NO_SECRETS, **overrides)
+
+
+@pytest.fixture(scope="session")
+def settings(tmp_path_factory):
+    """A set-up embedded database (census tables, reader role, retrieval index) shared by the whole session.
+
+    Tests that change data must restore it (or build their own database with ``fresh_settings``).
+    """
+    data_dir = tmp_path_factory.mktemp("sage-db") / "pgdata"
+    s = make_settings(data_dir=data_dir)
+    run_setup(s)
+    return s
+
+
+@pytest.fixture(scope="session")
+def setup_report(settings):
+    """The report of a second setup on the session database (the first ran in ``settings``)."""
+    return run_setup(settings)
+
+
+@pytest.fixture
+def fresh_settings(tmp_path):
+    """Settings on a brand-new, empty data directory (nothing set up yet)."""
+    return make_settings(data_dir=tmp_path / "pgdata")
