@@ -1,0 +1,323 @@
+"""`python -m sage ...`: the command-line contract of DESIGN.md.
+
+Every command takes ``--json``: machine-readable output on stdout, progress on stderr.  Errors a user can cause
+end with a one-line message on stderr (or an ``error`` object in JSON) and a non-zero exit code, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, Sequence
+
+from .errors import SageError
+from .settings import load_settings
+
+
+def _default(obj: Any):
+    if isinstance(obj, Decimal):
+        return float(obj)
+    if isinstance(obj, Path):
+        return str(obj)
+    if hasattr(obj, "isoformat"):
+        return obj.isoformat()
+    if hasattr(obj, "to_dict"):
+        return obj.to_dict()
+    return str(obj)
+
+
+def _print_json(data: Any) -> None:
+    json.dump(data, sys.stdout, default=_default, indent=2, ensure_ascii=False)
+    sys.stdout.write("\n")
+
+
+class _Progress:
+    """Progress lines (or a bar, on a terminal) on stderr."""
+
+    def __init__(self, quiet: bool = False) -> None:
+        self.quiet = quiet
+        self.tty = sys.stderr.isatty()
+        self._last = ""
+
+    def __call__(self, step: str, done: int = 0, total: int = 0) -> None:
+        if self.quiet:
+            return
+        if total and total > 1:
+            width = 30
+            filled = int(width * done / total) if total else 0
+            line = f"{step:<36} [{'#' * filled}{'.' * (width - filled)}] {done:,}/{total:,}"
+        else:
+            line = f"{step}{' ... done' if done and done >= total else ' ...'}"
+        if self.tty:
+            sys.stderr.write("\r" + line.ljust(len(self._last)) + ("\n" if done >= total else ""))
+        elif line != self._last and (done >= total or not total or done == 0):
+            sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+        self._last = line
+
+
+def _settings(args) -> Any:
+    overrides = {}
+    if getattr(args, "planner", None):
+        overrides["planner"] = args.planner
+    return load_settings(**overrides)
+
+
+# --- commands -------------------------------------------------------------------------------------------------
+
+
+def cmd_setup(args) -> int:
+    from .census.setup import run_setup
+
+    settings = _settings(args)
+    report = run_setup(settings, progress=_Progress())
+    if args.json:
+        _print_json(report.to_dict())
+    else:
+        rows = ", ".join(f"{t} {n:,}" for t, n in report.rows.items())
+        print(f"Ready in {report.seconds:.1f} s: {rows}.")
+        if report.data_skipped:
+            print("The census extract was already loaded (unchanged).")
+        if report.index:
+            print(f"Retrieval index: {report.index}")
+    if report.admin_sql:
+        print(
+            "\nThis login may not create roles. Ask an administrator to run the SQL below, then set SAGE_READER_URL "
+            "to the census_reader login:\n\n" + report.admin_sql,
+            file=sys.stderr,
+        )
+    return 0
+
+
+def cmd_status(args) -> int:
+    from .status import status
+
+    data = status(_settings(args))
+    if args.json:
+        _print_json(data)
+    else:
+        d = data["database"]
+        print(f"database: {'embedded' if d['embedded'] else d['host']} (PostgreSQL {d['server_version']})")
+        for t, n in data["tables"].items():
+            print(f"  {t}: {n:,} rows")
+        print(f"vintages: {', '.join(data['vintages']) or 'none'}")
+        print(f"index: {data['index']['chunks']:,} chunks ({data['index']['model']})")
+        print(f"planner: {data['planner']}")
+    return 0
+
+
+def cmd_ask(args) -> int:
+    from .agent import ask
+
+    settings = _settings(args)
+    answer = ask(args.question, settings, planner=args.planner)
+    data = answer.to_dict()
+    if args.json:
+        _print_json(data)
+    else:
+        _print_answer(answer)
+    return 0 if answer.answered else 1
+
+
+def _print_answer(answer) -> None:
+    if not answer.answered:
+        print(f"No answer ({answer.error.kind}): {answer.error.message}", file=sys.stderr)
+        for a in answer.assumptions[1:]:
+            print(f"  - {a}", file=sys.stderr)
+        for s in answer.suggestions:
+            print(f"  try: {s}", file=sys.stderr)
+        return
+    r = answer.result
+    print(answer.sql)
+    print()
+    widths = [max(len(str(c)), *(len(_fmt(row[i])) for row in r.rows[:50])) for i, c in enumerate(r.columns)]
+    print("  ".join(str(c).ljust(w) for c, w in zip(r.columns, widths)))
+    for row in r.rows[:50]:
+        print("  ".join(_fmt(v).ljust(w) for v, w in zip(row, widths)))
+    if r.row_count > 50 or r.truncated:
+        print(f"... {r.row_count} rows{' (truncated)' if r.truncated else ''}")
+    print()
+    for a in answer.assumptions:
+        print(f"- {a}")
+    print(f"[{answer.planner}, {answer.tries} tr{'y' if answer.tries == 1 else 'ies'}, {answer.timings_ms.get('total', 0):.0f} ms]")
+
+
+def _fmt(v) -> str:
+    if isinstance(v, float):
+        return f"{v:,.2f}".rstrip("0").rstrip(".")
+    if isinstance(v, int):
+        return f"{v:,}"
+    return "" if v is None else str(v)
+
+
+def _read_sql(text: str) -> str:
+    return sys.stdin.read() if text == "-" else text
+
+
+def cmd_check_sql(args) -> int:
+    from . import guard
+
+    settings = _settings(args)
+    data, code = guard.check_json(_read_sql(args.sql), max_rows=settings.max_rows)
+    if args.json:
+        _print_json(data)
+    else:
+        print(data["sql"] if data["allowed"] else f"rejected: {data['reason']}")
+    return code
+
+
+def cmd_run_sql(args) -> int:
+    from .agent import run_sql
+
+    answer = run_sql(_read_sql(args.sql), _settings(args))
+    data = answer.to_dict()
+    for k in ("question", "planner"):
+        data.pop(k, None)
+    if args.json:
+        _print_json(data)
+    else:
+        _print_answer(answer)
+    return 0 if answer.answered else 1
+
+
+def cmd_retrieve(args) -> int:
+    from .retrieve import retrieve
+
+    types = [t.strip() for t in args.types.split(",")] if args.types else None
+    chunks = retrieve(_settings(args), args.question, top_k=args.top_k, object_types=types)
+    if args.json:
+        _print_json([c.to_dict() for c in chunks])
+    else:
+        for c in chunks:
+            print(f"{c.score:.3f}  {c.object_type:<8} {c.object_ref:<40} {c.content[:80]!r}")
+    return 0
+
+
+def cmd_eval(args) -> int:
+    from .evaluate import evaluate_file
+
+    settings = _settings(args)
+    report = evaluate_file(settings, Path(args.file), planner=args.planner, progress=_Progress(quiet=args.quiet))
+    if args.json:
+        _print_json(report)
+    else:
+        for r in report["results"]:
+            mark = "ok " if r["correct"] else "BAD"
+            print(f"{mark} {r['id']:<10} {r['question'][:70]}" + (f"  [{r['error']}]" if r.get("error") else ""))
+        print(f"\naccuracy {report['correct']}/{report['n']} = {report['accuracy']:.3f}")
+    return 0
+
+
+def cmd_census(args) -> int:
+    from .census import fetch
+
+    settings = _settings(args)
+    if args.census_command == "tables":
+        found = fetch.search_tables(settings, args.search, limit=args.limit)
+        if args.json:
+            _print_json(found)
+        else:
+            for t in found:
+                print(f"{t['table_id']:<10} {t['concept']}  ({t['universe']}; {t['variables']} variables)")
+        return 0
+    if args.preset:
+        tables = list(fetch.PRESETS[args.preset])
+    elif args.tables:
+        tables = [t.strip().upper() for t in args.tables.split(",") if t.strip()]
+    else:
+        print("Name the tables (--tables B25003,B08301) or a preset (--preset core).", file=sys.stderr)
+        return 2
+    geos = tuple(g.strip() for g in args.geographies.split(",") if g.strip())
+    report = fetch.fetch_tables(settings, tables, args.vintage, geographies=geos, progress=_Progress())
+    if args.json:
+        _print_json(report)
+    else:
+        print(report.summary() if hasattr(report, "summary") else report)
+    return 0
+
+
+def cmd_bench(args) -> int:
+    from .bench import run_bench
+
+    data = run_bench(_settings(args), Path(args.file) if args.file else None, repeat=args.repeat)
+    if args.json:
+        _print_json(data)
+    else:
+        from .bench import format_table
+
+        print(format_table(data))
+    return 0
+
+
+# --- parser ---------------------------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m sage", description="census-sage: ask the ACS in plain English.")
+    p.add_argument("-v", "--verbose", action="store_true", help="log what happens (to stderr)")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    def add(name, fn, help):
+        sp = sub.add_parser(name, help=help, description=help)
+        sp.add_argument("--json", action="store_true", help="machine-readable output")
+        sp.set_defaults(fn=fn)
+        return sp
+
+    add("setup", cmd_setup, "prepare the database: tables, census data, read-only role, retrieval index")
+    add("status", cmd_status, "database, tables, vintages, index and planner")
+    sp = add("ask", cmd_ask, "answer a question")
+    sp.add_argument("question")
+    sp.add_argument("--planner", choices=["auto", "claude", "offline"])
+    sp = add("check-sql", cmd_check_sql, "run the SQL guard alone (SQL '-' reads stdin)")
+    sp.add_argument("sql")
+    sp = add("run-sql", cmd_run_sql, "guard and run SQL as the read-only role (SQL '-' reads stdin)")
+    sp.add_argument("sql")
+    sp = add("retrieve", cmd_retrieve, "the schema pieces and variables retrieved for a question")
+    sp.add_argument("question")
+    sp.add_argument("--top-k", type=int, default=10)
+    sp.add_argument("--types", help="comma-separated: table,column,variable")
+    sp = add("eval", cmd_eval, "run a JSON Lines question set with gold SQL and score the answers")
+    sp.add_argument("file")
+    sp.add_argument("--planner", choices=["auto", "claude", "offline"])
+    sp.add_argument("--quiet", action="store_true")
+    sp = add("bench", cmd_bench, "stage latencies (p50/p95), cold start and setup times")
+    sp.add_argument("file", nargs="?", help="JSON Lines question set (default: the built-in sample)")
+    sp.add_argument("--repeat", type=int, default=3)
+
+    census = sub.add_parser("census", help="add ACS tables from the Census Data API, or browse the catalog")
+    csub = census.add_subparsers(dest="census_command", required=True)
+    f = csub.add_parser("fetch", help="fetch ACS 5-year tables (estimates and margins of error)")
+    f.add_argument("--json", action="store_true")
+    f.add_argument("--vintage", type=int, default=2023, help="ACS 5-year release year, e.g. 2023 (= 2019-2023)")
+    group = f.add_mutually_exclusive_group()
+    group.add_argument("--tables", help="comma-separated table ids, e.g. B25003,B08301")
+    group.add_argument("--preset", choices=["core"])
+    f.add_argument("--geographies", default="state,county")
+    f.set_defaults(fn=cmd_census)
+    t = csub.add_parser("tables", help="search the offline ACS table catalog")
+    t.add_argument("--json", action="store_true")
+    t.add_argument("--search")
+    t.add_argument("--limit", type=int, default=50)
+    t.set_defaults(fn=cmd_census)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr,
+                        format="%(levelname)s %(name)s: %(message)s")
+    try:
+        return args.fn(args)
+    except SageError as exc:
+        if getattr(args, "json", False):
+            _print_json({"error": exc.to_dict()})
+        print(f"error: {exc.message}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
