@@ -225,13 +225,10 @@ def cmd_census(args) -> int:
             for t in found:
                 print(f"{t['table_id']:<10} {t['concept']}  ({t['universe']}; {t['variables']} variables)")
         return 0
-    if args.preset:
-        tables = list(fetch.PRESETS[args.preset])
-    elif args.tables:
-        tables = [t.strip().upper() for t in args.tables.split(",") if t.strip()]
-    else:
+    if not (args.preset or args.tables):
         print("Name the tables (--tables B25003,B08301) or a preset (--preset core).", file=sys.stderr)
         return 2
+    tables = fetch.resolve_tables(args.tables or [], preset=args.preset)
     geos = tuple(g.strip() for g in args.geographies.split(",") if g.strip())
     report = fetch.fetch_tables(settings, tables, args.vintage, geographies=geos, progress=_Progress())
     if args.json:
@@ -296,7 +293,7 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--vintage", type=int, default=2023, help="ACS 5-year release year, e.g. 2023 (= 2019-2023)")
     group = f.add_mutually_exclusive_group()
     group.add_argument("--tables", help="comma-separated table ids, e.g. B25003,B08301")
-    group.add_argument("--preset", choices=["core"])
+    group.add_argument("--preset", choices=["core"], help="core: the tables the semantic layer and examples use")
     f.add_argument("--geographies", default="state,county")
     f.set_defaults(fn=cmd_census)
     t = csub.add_parser("tables", help="search the offline ACS table catalog")
