@@ -48,6 +48,9 @@ RISKY_FUNCTION_PATTERNS = (
     "pg\\_read\\_binary\\_file",
     "pg\\_ls\\_%",
     "pg\\_stat\\_file",
+    "txid\\_current",
+    "pg\\_current\\_xact\\_id",
+    "pg\\_export\\_snapshot",
 )
 
 #: role settings: only defaults, re-asserted per query with SET LOCAL by sage.execute
