@@ -1,0 +1,109 @@
+"""`python -m sage bench`: stage latencies over a question set, cold start, and setup times.
+
+Speed is measured here, never asserted in tests.  Setup times use a fresh temporary data directory (embedded
+server only), so the user's database is not touched.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from .settings import PROJECT_ROOT, Settings
+
+#: used when no question file is given: one question per common kind
+SAMPLE_QUESTIONS = (
+    "What is the population of Oregon?",
+    "Top 10 counties by median household income",
+    "Which states have an unemployment rate above 5%?",
+    "Compare the poverty rate of Kentucky and Tennessee",
+    "Los Angeles County, CA: population, median age and median gross rent",
+    "Total number of housing units in the US",
+    "Median home value by county in Colorado",
+)
+
+
+def _pct(values: list[float], q: float) -> float:
+    if not values:
+        return 0.0
+    values = sorted(values)
+    k = (len(values) - 1) * q
+    lo, hi = int(k), min(int(k) + 1, len(values) - 1)
+    return round(values[lo] + (values[hi] - values[lo]) * (k - lo), 2)
+
+
+def stage_latencies(settings: Settings, questions: list[str], repeat: int = 3, planner: str | None = None) -> dict:
+    from .agent import ask
+
+    stages: dict[str, list[float]] = {}
+    answered = 0
+    ask(questions[0], settings, planner=planner, record=False)  # warm the model and the caches
+    for _ in range(repeat):
+        for q in questions:
+            a = ask(q, settings, planner=planner, record=False)
+            answered += a.answered
+            for k, v in a.timings_ms.items():
+                stages.setdefault(k, []).append(v)
+    return {
+        "questions": len(questions),
+        "runs": len(questions) * repeat,
+        "answered": answered,
+        "stages_ms": {k: {"p50": _pct(v, 0.5), "p95": _pct(v, 0.95)} for k, v in stages.items()},
+    }
+
+
+def setup_times() -> dict:
+    """First setup on a fresh data directory, then a second one (both in a child process, as a user runs them)."""
+    out = {}
+    with tempfile.TemporaryDirectory(prefix="sage-bench-") as tmp:
+        env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL",)}
+        env["SAGE_DATA_DIR"] = str(Path(tmp) / "pgdata")
+        for label in ("first_setup_s", "second_setup_s"):
+            t = time.perf_counter()
+            proc = subprocess.run([sys.executable, "-m", "sage", "setup", "--json"], cwd=PROJECT_ROOT, env=env,
+                                  capture_output=True, text=True)
+            out[label] = round(time.perf_counter() - t, 2)
+            if proc.returncode != 0:
+                out["error"] = proc.stderr.strip().splitlines()[-1:]
+                break
+            out[label.replace("_s", "_steps")] = json.loads(proc.stdout)["steps"]
+        t = time.perf_counter()
+        code = (
+            "from sage.settings import load_settings; from sage.retrieve import retrieve; "
+            "retrieve(load_settings(), 'median household income', top_k=5)"
+        )
+        subprocess.run([sys.executable, "-c", code], cwd=PROJECT_ROOT, env=env, capture_output=True)
+        out["cold_start_first_retrieve_s"] = round(time.perf_counter() - t, 2)
+    return out
+
+
+def run_bench(settings: Settings, file: Path | None = None, repeat: int = 3, planner: str | None = None) -> dict:
+    if file:
+        questions = [json.loads(line)["question"] for line in file.read_text().splitlines() if line.strip()]
+    else:
+        questions = list(SAMPLE_QUESTIONS)
+    data = {"planner": planner or settings.effective_planner}
+    data.update(stage_latencies(settings, questions, repeat=repeat, planner=planner))
+    data["setup"] = setup_times()
+    return data
+
+
+def format_table(data: dict) -> str:
+    lines = [f"planner {data['planner']}: {data['answered']}/{data['runs']} answered over {data['questions']} questions",
+             f"{'stage':<10} {'p50 ms':>10} {'p95 ms':>10}"]
+    for stage, v in data["stages_ms"].items():
+        lines.append(f"{stage:<10} {v['p50']:>10.1f} {v['p95']:>10.1f}")
+    s = data.get("setup", {})
+    lines.append("")
+    for k in ("first_setup_s", "second_setup_s", "cold_start_first_retrieve_s"):
+        if k in s:
+            lines.append(f"{k:<30} {s[k]:>8.2f}")
+    if "error" in s:
+        lines.append(f"setup error: {s['error']}")
+    return "\n".join(lines)
