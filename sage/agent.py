@@ -171,7 +171,7 @@ def ask(
 
         progress("retrieving", {})
         t = time.perf_counter()
-        answer.chunks = retrieve(settings, text, top_k=12)
+        answer.chunks = _context(retrieve(settings, text, top_k=_RETRIEVE_POOL))
         timings["retrieve"] = _ms(t)
         _loop(answer, planner, settings, progress, timings)
     except SageError as exc:
@@ -181,6 +181,19 @@ def ask(
     if record:
         _record(settings, answer)
     return answer
+
+
+#: how many chunks to rank; the schema is small (tens of table and column chunks) and always goes in whole
+_RETRIEVE_POOL = 200
+#: how many variables go to the planner
+_TOP_VARIABLES = 10
+
+
+def _context(chunks: list[Chunk]) -> list[Chunk]:
+    """Every table and column chunk (a table without its columns misleads), then the best variables."""
+    schema = [c for c in chunks if c.object_type != "variable"]
+    variables = [c for c in chunks if c.object_type == "variable"][:_TOP_VARIABLES]
+    return variables + schema
 
 
 def _loop(answer: Answer, planner: Planner, settings: Settings, progress: Progress, timings: dict) -> None:
