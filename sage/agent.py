@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from . import guard, execute
-from .errors import ExecutionError, GuardError, PlanningError, QuestionError, SageError
+from .errors import DatabaseError, ExecutionError, GuardError, NotSetUpError, PlanningError, QuestionError, SageError
 from .execute import Result
 from .planner.base import Attempt, Plan, Planner
 from .retrieve import Chunk
@@ -298,6 +298,8 @@ def _variables(settings: Settings, sql: str) -> list[dict]:
 def _record(settings: Settings, answer: Answer) -> None:
     from . import questions
 
+    if isinstance(answer.error, (NotSetUpError, DatabaseError)):
+        return  # there is no log to write to; the error already says what to do
     try:
         answer.id = questions.record(settings, answer)
     except Exception as exc:  # the log must never cost the user an answer
