@@ -1,0 +1,619 @@
+"""The census semantic layer: named measures ("poverty rate", "median home value") over the shipped ACS variables.
+
+Why a layer: a rate is only right when its numerator and denominator come from one table and one vintage
+(B17025_002E / B17025_001E, never B17025_002E / B01003_001E), and a median is only right at the level the Census
+published it.  Writing that knowledge once, in ``measures.yaml``, lets the offline planner build its SQL from it and
+lets the Claude planner see the same definitions (name, formula with codes, unit) in its context, so both planners
+mean the same thing by "poverty rate".
+
+``load_measures(settings)`` reads the YAML and, given a database, keeps only measures whose codes exist there and
+records at which levels (state / county) and in which states every code has rows.  ``find_mentions`` /
+``match_measures`` find the measures a question names, by synonym (longest phrase first), then by a fuzzy match of
+misspelled words.  The file's ``gaps`` section lists the topics with no estimates at all (:func:`find_gap`), so a
+planner can say what is missing instead of guessing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import re
+import threading
+import unicodedata
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Mapping, Sequence
+
+import psycopg
+import yaml
+
+from ..errors import DataError, NotSetUpError
+
+MEASURES_FILE = Path(__file__).with_name("measures.yaml")
+
+KINDS = ("direct", "sum", "share", "ratio")
+UNITS = ("count", "dollars", "percent", "years", "index", "ratio")
+
+#: Totals the Census controls to its population estimates: they carry no sampling error (their published MOE is
+#: "*****"), so a share over them may treat the denominator's MOE as 0.
+CONTROLLED_TOTALS = frozenset({"B01003_001E"})
+
+#: how the margin of error of each kind is combined (Census ACS handbook, chapter 8 "Calculating measures of error
+#: for derived estimates"); shown to users and to the Claude planner
+MOE_RULES = {
+    "direct": "the published 90% margin of error of the variable, where the extract has it",
+    "sum": "sqrt of the sum of the squared MOEs of the parts",
+    "share": "Census proportion formula: sqrt(MOE_num^2 - p^2 * MOE_den^2) / den (+ instead of - if negative)",
+    "ratio": "Census ratio formula: sqrt(MOE_num^2 + r^2 * MOE_den^2) / den",
+}
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One named measure: which variables, how they combine, its unit, the words people use for it.
+
+    ``levels`` / ``coverage`` / ``moe_levels`` come from the database (empty when loaded without one):
+    ``levels`` are the geography levels where every code has rows, ``coverage[level]`` the state FIPS codes where
+    every code has rows at that level, ``moe_levels`` the levels where every (uncontrolled) code has a published
+    margin of error.
+    """
+
+    name: str
+    label: str
+    kind: str
+    numerator: tuple[str, ...]
+    unit: str
+    column: str
+    category: str
+    vintage: str
+    family: str = ""
+    denominator: tuple[str, ...] = ()
+    subtract: tuple[str, ...] = ()
+    synonyms: tuple[str, ...] = ()
+    weak_synonyms: tuple[str, ...] = ()
+    supersedes: tuple[str, ...] = ()
+    description: str = ""
+    notes: str = ""
+    levels: tuple[str, ...] = ()
+    coverage: Mapping[str, frozenset] = field(default_factory=dict, compare=False, hash=False)
+    moe_levels: tuple[str, ...] = ()
+    #: reads a table that is not shipped: active only once `census fetch` has loaded it
+    requires_fetch: bool = False
+
+    # ------------------------------------------------------------------ descriptors
+    @property
+    def key(self) -> str:
+        return self.name
+
+    @property
+    def codes(self) -> tuple[str, ...]:
+        """Every variable code the measure reads, in order, without duplicates."""
+        seen: list[str] = []
+        for code in (*self.numerator, *self.subtract, *self.denominator):
+            if code not in seen:
+                seen.append(code)
+        return tuple(seen)
+
+    @property
+    def is_rate(self) -> bool:
+        """True for shares and ratios (a percentage computed from two counts)."""
+        return self.kind in ("share", "ratio")
+
+    @property
+    def additive(self) -> bool:
+        """Counts that may be summed across places (a county's people add up to its state's)."""
+        return self.unit == "count" and self.kind in ("direct", "sum")
+
+    @property
+    def aggregable(self) -> bool:
+        """May be computed for a group of places (the US, the 50 states): additive counts and rates of them.
+
+        Medians, means and indexes are not: they must come published for the level asked.
+        """
+        return self.additive or self.is_rate
+
+    @property
+    def moe_method(self) -> str:
+        return MOE_RULES[self.kind]
+
+    @property
+    def formula(self) -> str:
+        """The definition with codes, e.g. ``100 * (B17025_002E) / (B17025_001E)``."""
+        num = " + ".join(self.numerator)
+        if self.subtract:
+            num = f"{num} - ({' + '.join(self.subtract)})" if len(self.subtract) > 1 else f"{num} - {self.subtract[0]}"
+        if self.is_rate:
+            return f"100 * ({num}) / ({' + '.join(self.denominator)})"
+        return num
+
+    def describe(self) -> str:
+        """One line for a planner's context: name, formula, unit, vintage, levels."""
+        levels = f"; rows at {', '.join(self.levels)} level" if self.levels else ""
+        return f"{self.name} = {self.formula} [{self.unit}, ACS {self.vintage}{levels}] — {self.description}"
+
+    # ------------------------------------------------------------------ SQL
+    def _part(self, alias: str, codes: Sequence[str], agg: str | None = None) -> str:
+        agg = agg or ("SUM" if (self.additive or self.is_rate) else "MAX")
+        if len(codes) == 1:
+            cond = f"{alias}.variable_code = '{codes[0]}'"
+        else:
+            cond = f"{alias}.variable_code IN ({', '.join(repr(c) for c in codes)})"
+        return f"{agg}({alias}.estimate) FILTER (WHERE {cond})"
+
+    def _value(self, alias: str) -> str:
+        num = self._part(alias, self.numerator)
+        if self.subtract:
+            num = f"({num} - COALESCE({self._part(alias, self.subtract)}, 0))"
+        return num
+
+    def condition_expression(self, alias: str = "e") -> str:
+        """The unrounded value over rows of ``{alias}`` grouped by place — for HAVING and ORDER BY of thresholds."""
+        if self.is_rate:
+            den = self._part(alias, self.denominator)
+            return f"100.0 * {self._value(alias)} / NULLIF({den}, 0)"
+        return self._value(alias)
+
+    def sql_expression(self, alias: str = "e", rounded: bool = True) -> str:
+        """The measure as an aggregate over the estimates rows of one place (or of a group of places).
+
+        Rates divide with NULLIF and round to one decimal; additive counts use SUM (so the same expression gives
+        a national total over the state rows); medians and indexes use MAX over their single row.
+        """
+        if self.is_rate and rounded:
+            return f"ROUND({self.condition_expression(alias)}, 1)"
+        return self.condition_expression(alias)
+
+    def moe_sql_expression(self, alias: str = "e") -> str | None:
+        """The combined 90% margin of error as an aggregate like :meth:`sql_expression`, or None when the extract
+        has no MOE for some part (see ``moe_levels`` for where it has)."""
+        def sq(codes: Sequence[str]) -> str | None:
+            live = [c for c in codes if c not in CONTROLLED_TOTALS]
+            if not live:
+                return None
+            cond = (f"{alias}.variable_code = '{live[0]}'" if len(live) == 1
+                    else f"{alias}.variable_code IN ({', '.join(repr(c) for c in live)})")
+            return f"SUM({alias}.margin_error ^ 2) FILTER (WHERE {cond})"
+
+        if self.kind == "direct":
+            if self.numerator[0] in CONTROLLED_TOTALS:
+                return None
+            return f"MAX({alias}.margin_error) FILTER (WHERE {alias}.variable_code = '{self.numerator[0]}')"
+        num_sq = sq((*self.numerator, *self.subtract))
+        if num_sq is None:
+            return None
+        if self.kind == "sum":
+            return f"ROUND(SQRT({num_sq}))"
+        den = self._part(alias, self.denominator)
+        den_sq = sq(self.denominator)
+        if den_sq is None:  # controlled denominator: MOE(p) = MOE_num / den
+            return f"ROUND(100.0 * SQRT({num_sq}) / NULLIF({den}, 0), 1)"
+        p2 = f"({self._value(alias)} / NULLIF({den}, 0)) ^ 2"
+        sign = "-" if self.kind == "share" else "+"
+        radicand = f"{num_sq} {sign} {p2} * {den_sq}"
+        if self.kind == "share":
+            radicand = f"CASE WHEN {radicand} < 0 THEN {num_sq} + {p2} * {den_sq} ELSE {radicand} END"
+        return f"ROUND(100.0 * SQRT({radicand}) / NULLIF({den}, 0), 1)"
+
+    def has_rows(self, level: str, state_fips: str | None = None) -> bool:
+        """Whether every code has rows at ``level`` (in that state, when given).  True when loaded without a DB."""
+        if not self.levels and not self.coverage:
+            return True
+        if level not in self.levels:
+            return False
+        if state_fips is None:
+            return True
+        return state_fips in self.coverage.get(level, frozenset())
+
+
+# ---------------------------------------------------------------------- loading
+
+_lock = threading.Lock()
+_yaml_cache: dict[float, list[Measure]] = {}
+_db_cache: dict[str, list[Measure]] = {}
+#: bumped whenever a database's measures are re-read, so caches built on them (the offline planner's) follow
+_db_generation: dict[str, int] = {}
+
+
+def _tuple(value) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    return tuple(str(v) for v in value)
+
+
+def _read_yaml(path: Path = MEASURES_FILE) -> list[Measure]:
+    try:
+        mtime = path.stat().st_mtime
+    except OSError as exc:
+        raise DataError(
+            f"The semantic layer file {path.name} is missing from the package; reinstall census-sage."
+        ) from exc
+    with _lock:
+        cached = _yaml_cache.get(mtime)
+    if cached is not None:
+        return cached
+    try:
+        doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise DataError(f"{path.name} is not valid YAML ({exc}); fix the file.") from exc
+    out: list[Measure] = []
+    names: set[str] = set()
+    for i, raw in enumerate(doc.get("measures") or []):
+        try:
+            m = Measure(
+                name=str(raw["name"]),
+                label=str(raw["label"]),
+                kind=str(raw["kind"]),
+                numerator=_tuple(raw["numerator"]),
+                denominator=_tuple(raw.get("denominator")),
+                subtract=_tuple(raw.get("subtract")),
+                unit=str(raw["unit"]),
+                column=str(raw.get("column") or raw["name"]),
+                category=str(raw["category"]),
+                vintage=str(raw["vintage"]),
+                family=str(raw.get("family") or raw["name"]),
+                synonyms=tuple(_norm(s) for s in _tuple(raw.get("synonyms"))),
+                weak_synonyms=tuple(_norm(s) for s in _tuple(raw.get("weak_synonyms"))),
+                supersedes=_tuple(raw.get("supersedes")),
+                description=" ".join(str(raw.get("description") or "").split()),
+                notes=" ".join(str(raw.get("notes") or "").split()),
+                requires_fetch=bool(raw.get("requires_fetch", False)),
+            )
+        except (KeyError, TypeError) as exc:
+            raise DataError(f"{path.name}: measure #{i + 1} lacks field {exc}.") from exc
+        if m.kind not in KINDS or m.unit not in UNITS:
+            raise DataError(f"{path.name}: measure {m.name} has kind {m.kind!r} / unit {m.unit!r}; see the header.")
+        if m.is_rate != bool(m.denominator):
+            raise DataError(f"{path.name}: measure {m.name}: shares and ratios need a denominator, others none.")
+        if m.name in names:
+            raise DataError(f"{path.name}: measure name {m.name} is used twice.")
+        names.add(m.name)
+        out.append(m)
+    with _lock:
+        _yaml_cache.clear()
+        _yaml_cache[mtime] = out
+    return out
+
+
+def _settings_key(settings) -> str:
+    return f"{settings.database_url or ''}|{settings.data_dir}"
+
+
+def shipped_measures() -> list[Measure]:
+    """The measures over the shipped extract (what any set-up database has), without reading a database."""
+    return [m for m in _read_yaml() if not m.requires_fetch]
+
+
+def generation(settings) -> int:
+    """How many times this database's measures have been (re-)read; changes after ``load_measures(refresh=True)``."""
+    return _db_generation.get(_settings_key(settings), 0)
+
+
+def load_measures(settings=None, *, refresh: bool = False) -> list[Measure]:
+    """The measures of ``measures.yaml``; with ``settings``, only those whose codes are in ``public.variables``
+    (measures over fetched tables included), each with its vintage as loaded and the levels, states and MOEs the
+    database has rows for (cached per database; ``refresh`` re-reads after a fetch).  A measure whose codes come
+    from different vintages is left out: a rate never divides across vintages."""
+    base = _read_yaml()
+    if settings is None:
+        return list(base)
+    key = _settings_key(settings)
+    with _lock:
+        cached = None if refresh else _db_cache.get(key)
+    if cached is not None:
+        return list(cached)
+    from ..db import owner  # here, not at the top: reading the YAML alone needs no database modules
+
+    try:
+        with owner(settings) as conn:
+            known = dict(conn.execute("SELECT variable_code, vintage FROM public.variables").fetchall())
+            rows = conn.execute(
+                "SELECT e.variable_code, g.level, g.state_fips, count(*), count(e.margin_error) "
+                "FROM public.estimates e JOIN public.geography g ON g.geo_id = e.geo_id "
+                "WHERE e.estimate IS NOT NULL GROUP BY 1, 2, 3"
+            ).fetchall()
+    except psycopg.errors.UndefinedTable as exc:
+        raise NotSetUpError("The census tables are not there yet: run `python -m sage setup` first.") from exc
+    states: dict[tuple[str, str], set[str]] = {}
+    moe_full: dict[tuple[str, str], bool] = {}
+    for code, level, state_fips, n, n_moe in rows:
+        states.setdefault((code, level), set()).add(state_fips)
+        moe_full[(code, level)] = moe_full.get((code, level), True) and n_moe == n
+    out = []
+    for m in base:
+        if not all(c in known for c in m.codes):
+            continue
+        vintages = {known[c] for c in m.codes}
+        if len(vintages) != 1:
+            continue
+        levels, coverage, moe_levels = [], {}, []
+        for level in ("state", "county"):
+            sets = [states.get((c, level)) for c in m.codes]
+            if all(sets):
+                levels.append(level)
+                coverage[level] = frozenset(set.intersection(*sets))
+                live = [c for c in m.codes if c not in CONTROLLED_TOTALS]
+                if live and all(moe_full.get((c, level), False) for c in live):
+                    moe_levels.append(level)
+        if levels:  # a measure with no rows anywhere cannot answer anything
+            out.append(dataclasses.replace(m, vintage=str(vintages.pop() or m.vintage), levels=tuple(levels),
+                                           coverage=coverage, moe_levels=tuple(moe_levels)))
+    with _lock:
+        _db_cache[key] = out
+        _db_generation[key] = _db_generation.get(key, 0) + 1
+    return list(out)
+
+
+@dataclass(frozen=True)
+class Gap:
+    """A topic the shipped extract has no estimates for, and the words that ask about it."""
+
+    topic: str
+    pattern: re.Pattern
+    #: the ACS tables that would answer it (a fetch of one lifts the gap)
+    tables: tuple[str, ...] = ()
+
+    def lifted_by(self, measures: Iterable[Measure]) -> bool:
+        """Whether one of ``measures`` (named by the question) reads a table of this gap."""
+        return any(code.split("_")[0] in self.tables for m in measures for code in m.codes)
+
+    def find(self, text: str, inside: Sequence[tuple[int, int]] = ()) -> re.Match | None:
+        """The first match in ``text`` (normalised) that is not within one of the ``inside`` spans."""
+        for mt in self.pattern.finditer(text):
+            if not any(a <= mt.start() and mt.end() <= b for a, b in inside):
+                return mt
+        return None
+
+
+_gap_cache: dict[float, list[Gap]] = {}
+
+
+def load_gaps(path: Path = MEASURES_FILE) -> list[Gap]:
+    """The ``gaps`` section of ``measures.yaml``: topics to decline, with what is missing."""
+    mtime = path.stat().st_mtime
+    cached = _gap_cache.get(mtime)
+    if cached is not None:
+        return cached
+    doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    gaps = []
+    for i, raw in enumerate(doc.get("gaps") or []):
+        try:
+            words = "|".join(str(w) for w in raw["words"])
+            gaps.append(Gap(str(raw["topic"]), re.compile(r"\b(?:" + words + r")\b"), _tuple(raw.get("tables"))))
+        except (KeyError, TypeError, re.error) as exc:
+            raise DataError(f"{path.name}: gap #{i + 1} is malformed ({exc}).") from exc
+    _gap_cache.clear()
+    _gap_cache[mtime] = gaps
+    return gaps
+
+
+def find_gap(question: str, measures: Sequence[Measure] | None = None) -> tuple[Gap, str] | None:
+    """The first topic without data that ``question`` asks about, with the words that ask, or None.
+
+    ``measures`` are those available (default: the shipped ones; pass ``load_measures(settings)`` to count
+    fetched tables).  Words inside a measure's own phrase do not count ("value of owner-occupied homes" is the
+    home value), and a gap whose table the question's measures read is lifted."""
+    text = normalize(question)
+    strong = [m for m in find_mentions(text, measures if measures is not None else shipped_measures(), fuzzy=False)
+              if not m.weak]
+    inside = [m.span for m in strong]
+    for gap in load_gaps():
+        if gap.lifted_by(m.measure for m in strong):
+            continue
+        mt = gap.find(text, inside)
+        if mt:
+            return gap, mt.group(0)
+    return None
+
+
+def measure_by_name(name: str, measures: Iterable[Measure] | None = None) -> Measure | None:
+    for m in measures if measures is not None else _read_yaml():
+        if m.name == name:
+            return m
+    return None
+
+
+# ---------------------------------------------------------------------- matching
+
+_SHARE_CUE = re.compile(r"\b(share|percent|percentage|pct|proportion|fraction|rate|rates|ratio|portion|per cent)\b|%")
+_COUNT_CUE = re.compile(r"\b(how many|number of|count of|count|total number|headcount|numbers of)\b")
+_WORD = re.compile(r"[a-z][a-z]+")
+
+
+def _norm(text: str) -> str:
+    """Lowercase, ASCII, no apostrophes, hyphens and slashes between words as spaces, single spaces: the form
+    synonyms are written in, so "Bachelor’s" and "bachelors", "per-capita" and "per capita" match."""
+    text = unicodedata.normalize("NFKD", text)
+    text = "".join(ch for ch in text if not unicodedata.combining(ch))
+    text = text.lower().replace("’", "'").replace("‘", "'")
+    text = text.replace("'", "")
+    text = re.sub(r"(?<=[a-z])[-/](?=[a-z0-9])", " ", text)
+    text = re.sub(r"(?<=[0-9])-(?=[a-z])", " ", text)
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def normalize(text: str) -> str:
+    """The text measures and places are matched against (see :func:`_norm`)."""
+    return _norm(text)
+
+
+@dataclass
+class Mention:
+    """Where a question names a measure."""
+
+    measure: Measure
+    start: int
+    end: int
+    phrase: str
+    weak: bool = False
+    fuzzy: bool = False
+
+    @property
+    def span(self) -> tuple[int, int]:
+        return (self.start, self.end)
+
+
+_pattern_cache: dict[tuple, list[tuple[re.Pattern, Measure, str, bool]]] = {}
+
+
+def _patterns(measures: Sequence[Measure]) -> list[tuple[re.Pattern, Measure, str, bool]]:
+    key = tuple(id(m) for m in measures)
+    cached = _pattern_cache.get(key)
+    if cached is not None:
+        return cached
+    pats = []
+    for m in measures:
+        for weak, phrases in ((False, m.synonyms), (True, m.weak_synonyms)):
+            for phrase in phrases:
+                words = [re.escape(w) for w in phrase.split()]
+                if not words:
+                    continue
+                body = r"\s+".join(words)
+                plural = "" if phrase.endswith("s") or not phrase[-1].isalpha() else "(?:s|es)?"
+                end = r"(?![a-z0-9])" if phrase[-1].isalnum() else ""
+                pats.append((re.compile(r"(?<![a-z0-9])" + body + plural + end), m, phrase, weak))
+    pats.sort(key=lambda p: -len(p[2]))
+    if len(_pattern_cache) > 32:
+        _pattern_cache.clear()
+    _pattern_cache[key] = pats
+    return pats
+
+
+def _overlaps(span: tuple[int, int], taken: Iterable[tuple[int, int]]) -> bool:
+    return any(span[0] < b and a < span[1] for a, b in taken)
+
+
+def find_mentions(
+    text: str,
+    measures: Sequence[Measure] | None = None,
+    *,
+    blocked: Sequence[tuple[int, int]] = (),
+    fuzzy: bool = True,
+) -> list[Mention]:
+    """Every measure mention in ``text`` (already :func:`normalize`-d), longest phrase first, non-overlapping.
+
+    ``blocked`` spans (place names found by the planner) are skipped.  Then each mention is resolved within its
+    family by nearby wording ("share of Hispanic residents" -> the share; "how many people are uninsured" -> the
+    count), and measures superseded by a more specific one ("White householder income" over "income") dropped.
+    Weak mentions ("people", "homes") are returned with ``weak=True``; the caller decides whether they count.
+    """
+    measures = list(measures) if measures is not None else shipped_measures()
+    if not measures or not text:
+        return []
+    taken = list(blocked)
+    found: list[Mention] = []
+    for pat, m, phrase, weak in _patterns(measures):
+        for mt in pat.finditer(text):
+            span = mt.span()
+            if _overlaps(span, taken):
+                continue
+            taken.append(span)
+            found.append(Mention(m, span[0], span[1], phrase, weak=weak))
+    if fuzzy:
+        found.extend(_fuzzy_mentions(text, measures, taken))
+    found.sort(key=lambda x: x.start)
+    found = _drop_superseded(found)  # first, so "how many households have internet" reads as one measure
+    found = _resolve_families(text, found, measures)
+    return _drop_superseded(found)
+
+
+def _fuzzy_mentions(text: str, measures: Sequence[Measure], taken: list[tuple[int, int]]) -> list[Mention]:
+    """Misspelled single-word synonyms ("unemplyment", "povrety"): close matches of words of 6+ letters."""
+    vocab: dict[str, Measure] = {}
+    for m in measures:
+        for phrase in m.synonyms:
+            if " " not in phrase and len(phrase) >= 6:
+                vocab.setdefault(phrase, m)
+    out = []
+    for mt in _WORD.finditer(text):
+        word = mt.group(0)
+        if len(word) < 6 or word in vocab or _overlaps(mt.span(), taken) or word in _COMMON_WORDS:
+            continue
+        close = difflib.get_close_matches(word, list(vocab), n=1, cutoff=0.86)
+        if close:
+            taken.append(mt.span())
+            out.append(Mention(vocab[close[0]], mt.start(), mt.end(), close[0], fuzzy=True))
+    return out
+
+
+#: words that look like misspelled synonyms but are not ("employee", "counties", "insurer" ...)
+_COMMON_WORDS = frozenset(
+    "counties county states parishes boroughs highest lowest average compare between versus greater higher "
+    "lower population populations largest smallest biggest across within people percent percentage ranked "
+    "ranking places number numbers employees employers insurer insurers insurance incomes income where which "
+    "income's country nation national nationwide america american americans residents resident latest".split()
+)
+
+
+def _resolve_families(text: str, found: list[Mention], measures: Sequence[Measure]) -> list[Mention]:
+    by_family: dict[str, list[Measure]] = {}
+    for m in measures:
+        by_family.setdefault(m.family, []).append(m)
+    strong = [f for f in found if not f.weak]
+    single = len({f.measure.family for f in strong}) <= 1
+    for f in found:
+        members = by_family.get(f.measure.family, [])
+        if len(members) < 2:
+            continue
+        if single:
+            before, after = text[: f.start], text[f.end:]
+        else:
+            before, after = text[max(0, f.start - 28): f.start], text[f.end: f.end + 14]
+        share = bool(_SHARE_CUE.search(before) or _SHARE_CUE.search(after[:14]))
+        count = bool(_COUNT_CUE.search(before))
+        if f.measure.is_rate and count and not share:
+            alt = next((m for m in members if not m.is_rate), None)
+        elif not f.measure.is_rate and share and not count:
+            alt = next((m for m in members if m.is_rate), None)
+        else:
+            alt = None
+        if alt is not None:
+            f.measure = alt
+    # one mention per measure (the first)
+    seen: set[str] = set()
+    out = []
+    for f in found:
+        if f.measure.name in seen:
+            continue
+        seen.add(f.measure.name)
+        out.append(f)
+    return out
+
+
+def _drop_superseded(found: list[Mention]) -> list[Mention]:
+    """Drop a mention when another (non-weak) mention names a more specific measure that supersedes it."""
+    return [
+        f for f in found
+        if not any(g is not f and not g.weak and f.measure.name in g.measure.supersedes for g in found)
+    ]
+
+
+def match_measures(question: str, measures: Sequence[Measure] | None = None) -> list[Measure]:
+    """The measures a question names, in the order it names them (weak words like "people" only when nothing
+    more specific is named).  Used by both planners.  ``measures`` defaults to the shipped ones; pass
+    ``load_measures(settings)`` to include measures over fetched tables."""
+    mentions = find_mentions(normalize(question), measures if measures is not None else shipped_measures())
+    strong = [f.measure for f in mentions if not f.weak]
+    if strong:
+        return strong
+    return [f.measure for f in mentions][:1]
+
+
+__all__ = [
+    "CONTROLLED_TOTALS",
+    "Gap",
+    "find_gap",
+    "load_gaps",
+    "MEASURES_FILE",
+    "MOE_RULES",
+    "Measure",
+    "Mention",
+    "find_mentions",
+    "generation",
+    "load_measures",
+    "shipped_measures",
+    "match_measures",
+    "measure_by_name",
+    "normalize",
+]

@@ -1,0 +1,239 @@
+"""Comparing a planner's result with a gold result — the rule every accuracy figure of the project uses.
+
+A predicted result is right when it has the gold rows (same number, in the same order when the gold query orders
+them) and every gold column's values appear in some predicted column.  Extra predicted columns are allowed
+(a margin of error, a geo_id for the map), column names are not compared (``poverty_rate_pct`` vs ``pct_poor``),
+and numbers match within 0.5% or ±0.05, so a rate rounded to one decimal equals the unrounded one.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from collections import defaultdict
+from decimal import Decimal
+from itertools import product
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from .errors import DataError, SageError
+
+#: relative and absolute numeric tolerance
+REL_TOL = 0.005
+ABS_TOL = 0.05
+#: the most column assignments tried before giving up (a guard against pathological wide results)
+MAX_ASSIGNMENTS = 5000
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float, Decimal)):
+        f = float(value)
+        return None if math.isnan(f) else f
+    if isinstance(value, str):
+        try:
+            return float(value.replace(",", "").strip())
+        except ValueError:
+            return None
+    return None
+
+
+def values_equal(gold: Any, pred: Any) -> bool:
+    """Equality of one cell: numbers within tolerance, text case- and space-insensitively, NULL only to NULL."""
+    if gold is None or pred is None:
+        return gold is None and pred is None
+    g, p = _number(gold), _number(pred)
+    if g is not None and p is not None and not (isinstance(gold, str) and isinstance(pred, str)):
+        return abs(g - p) <= max(ABS_TOL, REL_TOL * abs(g))
+    if isinstance(gold, str) and isinstance(pred, str) and g is not None and p is not None:
+        if gold.strip() == pred.strip():
+            return True
+        return abs(g - p) <= max(ABS_TOL, REL_TOL * abs(g))
+    return " ".join(str(gold).split()).casefold() == " ".join(str(pred).split()).casefold()
+
+
+def _column(rows: Sequence[Sequence[Any]], j: int) -> list[Any]:
+    return [r[j] for r in rows]
+
+
+def _sort_key(v: Any):
+    n = _number(v)
+    if v is None:
+        return (0, 0.0, "")
+    if n is not None:
+        return (1, n, "")
+    return (2, 0.0, " ".join(str(v).split()).casefold())
+
+
+def _multiset_equal(a: list[Any], b: list[Any]) -> bool:
+    return all(values_equal(x, y) for x, y in zip(sorted(a, key=_sort_key), sorted(b, key=_sort_key)))
+
+
+def _rows_match(gold_rows, pred_rows, mapping: Sequence[int]) -> bool:
+    """Unordered: every gold row pairs with a distinct predicted row equal on the mapped columns."""
+    used = [False] * len(pred_rows)
+    for grow in gold_rows:
+        for i, prow in enumerate(pred_rows):
+            if used[i]:
+                continue
+            if all(values_equal(grow[j], prow[k]) for j, k in enumerate(mapping)):
+                used[i] = True
+                break
+        else:
+            return False
+    return True
+
+
+def compare_results(
+    gold_cols: Sequence[str],
+    gold_rows: Sequence[Sequence[Any]],
+    pred_cols: Sequence[str],
+    pred_rows: Sequence[Sequence[Any]],
+    ordered: bool,
+) -> tuple[bool, str]:
+    """Whether the predicted result answers like the gold one, and if not, why (one short sentence)."""
+    gold_rows = [tuple(r) for r in gold_rows]
+    pred_rows = [tuple(r) for r in pred_rows]
+    if len(gold_rows) != len(pred_rows):
+        return False, f"{len(pred_rows)} rows instead of {len(gold_rows)}"
+    if not gold_cols:
+        return True, "no gold columns"
+    if not pred_cols:
+        return False, "no predicted columns"
+    if not gold_rows:
+        return True, "both empty"
+    candidates: list[list[int]] = []
+    for j, name in enumerate(gold_cols):
+        gcol = _column(gold_rows, j)
+        cands = []
+        for k in range(len(pred_cols)):
+            pcol = _column(pred_rows, k)
+            same = all(values_equal(x, y) for x, y in zip(gcol, pcol)) if ordered else _multiset_equal(gcol, pcol)
+            if same:
+                cands.append(k)
+        if not cands:
+            return False, f"no predicted column has the values of gold column {name!r}" + (
+                " in the gold order" if ordered else "")
+        # prefer the predicted column of the same name
+        cands.sort(key=lambda k: 0 if str(pred_cols[k]).lower() == str(name).lower() else 1)
+        candidates.append(cands)
+    if ordered:
+        return True, "same rows in the same order"
+    tried = 0
+    for mapping in product(*candidates):
+        tried += 1
+        if tried > MAX_ASSIGNMENTS:
+            break
+        if _rows_match(gold_rows, pred_rows, mapping):
+            return True, "same rows"
+    return False, "columns match one by one but not row by row"
+
+
+def gold_is_ordered(gold_sql: str) -> bool:
+    """The gold result's order matters when its outermost query sorts (ORDER BY outside any parentheses)."""
+    depth = 0
+    text = gold_sql.upper()
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif depth == 0 and text.startswith("ORDER BY", i):
+            return True
+        i += 1
+    return False
+
+
+def read_questions(path: Path) -> list[dict]:
+    """The rows of a JSON Lines question file; :class:`DataError` naming the line when one is malformed."""
+    rows = []
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise DataError(f"Cannot read the question file {path}: {exc.strerror or exc}.") from exc
+    for i, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DataError(f"{Path(path).name}, line {i}: not JSON ({exc.msg}).") from exc
+        if not isinstance(row, dict) or not isinstance(row.get("question"), str) or "gold_sql" not in row:
+            raise DataError(
+                f"{Path(path).name}, line {i}: each line needs \"question\" and \"gold_sql\" (null = decline)."
+            )
+        row.setdefault("id", f"q{i}")
+        rows.append(row)
+    return rows
+
+
+def evaluate_file(settings, path: Path, planner: str | None = None,
+                  progress: Callable[..., None] | None = None) -> dict:
+    """Run every question of ``path`` through the full agent and score it against its gold SQL.
+
+    The report is the CLI's ``eval`` JSON (DESIGN.md): ``n``, ``correct``, ``accuracy``, ``results`` (one per
+    question: ``id``, ``question``, ``sql``, ``columns``, ``rows``, ``gold_columns``, ``gold_rows``, ``correct``,
+    ``error``, ``timings_ms``), plus ``by_kind`` and plan-latency percentiles.  ``gold_sql: null`` is right only
+    when the answer declines.
+    """
+    from . import agent, execute, guard
+
+    rows = read_questions(path)
+    progress = progress or (lambda *a, **k: None)
+    results = []
+    for i, row in enumerate(rows):
+        progress("evaluating", i, len(rows))
+        answer = agent.ask(row["question"], settings, planner=planner, record=False)
+        gold_sql = row.get("gold_sql")
+        item: dict[str, Any] = {
+            "id": row["id"], "question": row["question"], "kind": row.get("kind"), "sql": answer.sql or None,
+            "columns": answer.result.columns if answer.result else None,
+            "rows": answer.result.rows if answer.result else None,
+            "gold_columns": None, "gold_rows": None, "correct": False, "error": None,
+            "timings_ms": dict(answer.timings_ms), "assumptions": answer.assumptions,
+        }
+        if gold_sql is None:
+            item["correct"] = answer.declined
+            item["error"] = None if answer.declined else "expected a decline: the data cannot answer this"
+        else:
+            try:
+                gold = execute.run(guard.check(gold_sql, max_rows=settings.max_rows), settings)
+                item["gold_columns"], item["gold_rows"] = gold.columns, gold.rows
+            except SageError as exc:
+                item["error"] = f"gold SQL failed: {exc.message}"
+                results.append(item)
+                continue
+            if not answer.answered:
+                err = answer.error
+                item["error"] = f"{err.kind}: {err.message}" if err else "no answer"
+            else:
+                ok, why = compare_results(gold.columns, gold.rows, answer.result.columns, answer.result.rows,
+                                          gold_is_ordered(gold_sql))
+                item["correct"] = ok
+                item["error"] = None if ok else why
+        results.append(item)
+    progress("evaluating", len(rows), len(rows))
+    n = len(results)
+    correct = sum(1 for r in results if r["correct"])
+    by_kind: dict[str, list[bool]] = defaultdict(list)
+    for r in results:
+        by_kind[r["kind"] or "all"].append(r["correct"])
+    plan_ms = [r["timings_ms"].get("plan", 0.0) for r in results]
+    return {
+        "n": n,
+        "correct": correct,
+        "accuracy": round(correct / n, 4) if n else 0.0,
+        "by_kind": {k: {"n": len(v), "correct": sum(v), "accuracy": round(sum(v) / len(v), 4)}
+                    for k, v in sorted(by_kind.items())},
+        "plan_ms": {"p50": round(statistics.median(plan_ms), 2) if plan_ms else 0.0,
+                    "max": round(max(plan_ms), 2) if plan_ms else 0.0},
+        "results": results,
+    }
+
+
+__all__ = ["ABS_TOL", "REL_TOL", "compare_results", "evaluate_file", "gold_is_ordered", "read_questions",
+           "values_equal"]

@@ -1,0 +1,352 @@
+"""The offline planner on the real database: each intent and each way of naming a place, the declines, and the
+result comparison the benchmarks use.  Expected values are read from the database with independent SQL, never
+written into the test."""
+
+from __future__ import annotations
+
+import pytest
+
+from sage import execute, guard
+from sage.db import owner
+from sage.evaluate import compare_results, gold_is_ordered, values_equal
+from sage.planner.base import Attempt, Planner
+from sage.planner.offline import OfflinePlanner, normalize_question
+from sage.retrieve import Chunk
+
+
+@pytest.fixture(scope="module")
+def planner(settings):
+    return OfflinePlanner(settings)
+
+
+def run(plan, settings):
+    assert not plan.declined, plan.assumptions
+    return execute.run(guard.check(plan.sql, max_rows=settings.max_rows), settings)
+
+
+def db_value(settings, sql, *params):
+    with owner(settings) as conn:
+        return conn.execute(sql, params).fetchone()[0]
+
+
+def estimate(settings, geo_id, code):
+    return db_value(settings, "SELECT estimate FROM public.estimates WHERE geo_id = %s AND variable_code = %s",
+                    geo_id, code)
+
+
+def col(result, name):
+    i = result.columns.index(name)
+    return [row[i] for row in result.rows]
+
+
+def test_it_is_a_planner(planner):
+    assert isinstance(planner, Planner) and planner.name == "offline"
+
+
+def test_normalisation_keeps_offsets_and_spells_places_plainly():
+    text = normalize_question("Doña Ana County's rent, St. Louis & Prince George's Co.")
+    assert text == "Dona Ana Countys rent, St Louis and Prince Georges Co"
+    assert len(text.lower()) == len(text)
+
+
+# --------------------------------------------------------------------------------------- single values
+
+
+def test_state_lookup_by_name(planner, settings):
+    plan = planner.plan("How many people live in Oregon?", [])
+    res = run(plan, settings)
+    assert res.rows == [["Oregon", estimate(settings, "0400000US41", "B01003_001E")]]
+    assert plan.display_hint == "big" and plan.planner == "offline"
+    assert any("B01003_001E" in a and "2019-2023" in a for a in plan.assumptions)
+
+
+@pytest.mark.parametrize(
+    "question, state",
+    [("Population of NM", "New Mexico"), ("what is the population in ohio", "Ohio"), ("population of OK", "Oklahoma")],
+)
+def test_postal_codes_in_capitals_but_not_english_words(planner, settings, question, state):
+    assert col(run(planner.plan(question, []), settings), "state_name") == [state]
+
+
+@pytest.mark.parametrize(
+    "question, county, state",
+    [
+        ("median household income in Marin County, CA", "Marin County", "California"),
+        ("median household income in marin county california", "Marin County", "California"),
+        ("median household income in Fairfax County (VA)", "Fairfax County", "Virginia"),
+        ("median household income in Jefferson Parish", "Jefferson Parish", "Louisiana"),
+        ("median household income in the Bethel Census Area", "Bethel Census Area", "Alaska"),
+        ("median household income in Richmond city", "Richmond city", "Virginia"),
+        ("median household income in Cook Co., IL", "Cook County", "Illinois"),
+        ("median household income in Manhattan", "New York County", "New York"),
+    ],
+)
+def test_county_forms(planner, settings, question, county, state):
+    plan = planner.plan(question, [])
+    res = run(plan, settings)
+    assert res.columns[:3] == ["county_name", "state_name", "median_household_income"]
+    assert [r[:2] for r in res.rows] == [[county, state]]
+    assert "median_household_income_moe" in res.columns and col(res, "median_household_income_moe")[0] >= 0
+    assert any("margin of error" in a.lower() for a in plan.assumptions)
+
+
+def test_misspelled_state_is_matched_and_said(planner, settings):
+    plan = planner.plan("unemployment rate in Conneticut", [])
+    assert col(run(plan, settings), "state_name") == ["Connecticut"]
+    assert any("Conneticut" in a and "Connecticut" in a for a in plan.assumptions)
+
+
+def test_misspelled_county_is_matched_within_its_state(planner, settings):
+    plan = planner.plan("population of Hamiltn County, Ohio", [])
+    assert [r[:2] for r in run(plan, settings).rows] == [["Hamilton County", "Ohio"]]
+    assert any("Hamilton County" in a for a in plan.assumptions)
+
+
+def test_ambiguous_county_lists_every_match_and_says_so(planner, settings):
+    plan = planner.plan("population of Lincoln County", [])
+    n = db_value(settings, "SELECT count(*) FROM public.geography WHERE county_name = 'Lincoln County'")
+    res = run(plan, settings)
+    assert len(res.rows) == n > 1 and set(col(res, "county_name")) == {"Lincoln County"}
+    assert any(f"{n} states" in a for a in plan.assumptions)
+
+
+def test_dc_uses_its_county_equivalent_for_county_only_measures(planner, settings):
+    plan = planner.plan("median home value in Washington, DC", [])
+    assert run(plan, settings).rows == [["District of Columbia", "District of Columbia",
+                                         estimate(settings, "0500000US11001", "B25077_001E")]]
+    assert any("county-equivalent" in a for a in plan.assumptions)
+
+
+def test_snapshot_of_one_county(planner, settings):
+    plan = planner.plan("Fulton County, GA: population, median age and unemployment rate", [])
+    res = run(plan, settings)
+    assert len(res.rows) == 1 and plan.display_hint == "statrow"
+    assert {"population", "median_age", "unemployment_rate_pct"} <= set(res.columns)
+    geo = "0500000US13121"
+    assert col(res, "population") == [estimate(settings, geo, "B01003_001E")]
+    rate = 100 * estimate(settings, geo, "B23025_005E") / estimate(settings, geo, "B23025_003E")
+    assert values_equal(float(rate), col(res, "unemployment_rate_pct")[0])
+
+
+# --------------------------------------------------------------------------------------- sets of places
+
+
+def test_top_n_ascending(planner, settings):
+    plan = planner.plan("Which 4 states have the lowest share of households with an internet subscription?", [])
+    values = col(run(plan, settings), "internet_subscription_pct")
+    assert len(values) == 4 and values == sorted(values) and plan.display_hint == "bar"
+    lowest = db_value(settings, "SELECT min(100.0 * s.estimate / t.estimate) FROM public.estimates s "
+                      "JOIN public.estimates t ON t.geo_id = s.geo_id AND t.variable_code = 'B28011_001E' "
+                      "JOIN public.geography g ON g.geo_id = s.geo_id "
+                      "WHERE g.level = 'state' AND s.variable_code = 'B28011_002E'")
+    assert values_equal(float(lowest), values[0])
+
+
+def test_default_n_is_stated(planner, settings):
+    plan = planner.plan("Which counties have the highest median gross rent?", [])
+    values = col(run(plan, settings), "median_gross_rent")
+    assert len(values) == 10 and values == sorted(values, reverse=True)
+    assert any("no number given" in a for a in plan.assumptions)
+
+
+def test_singular_question_gets_one_row(planner, settings):
+    res = run(planner.plan("Which state has the largest number of housing units?", []), settings)
+    assert len(res.rows) == 1
+
+
+def test_counties_within_a_state_and_the_50_states(planner, settings):
+    res = run(planner.plan("top 3 TX counties by Hispanic share", []), settings)
+    assert set(col(res, "state_name")) == {"Texas"} and len(res.rows) == 3
+    res = run(planner.plan("Which of the 50 states has the highest unemployment rate?", []), settings)
+    assert len(res.rows) == 1 and res.rows[0][0] not in ("Puerto Rico", "District of Columbia")
+
+
+def test_ranking_within_each_state(planner, settings):
+    res = run(planner.plan("the highest poverty-rate county in each state", []), settings)
+    states = col(res, "state_name")
+    assert len(states) == len(set(states)) >= 45
+
+
+@pytest.mark.parametrize(
+    "question, column, check",
+    [
+        ("Which counties have a median household income over $140k?", "median_household_income", lambda v: v > 140_000),
+        ("states with more than 1.5 million housing units", "housing_units", lambda v: v > 1_500_000),
+        ("counties with 750k+ residents", "population", lambda v: v >= 750_000),
+        ("states where fewer than 88% of households have internet", "internet_subscription_pct", lambda v: v < 88),
+        ("Which counties in Ohio have a median age between 44 and 46?", "median_age", lambda v: 44 <= v <= 46),
+        ("Which Georgia counties have a majority Black population?", "black_pct", lambda v: v > 50),
+    ],
+)
+def test_thresholds(planner, settings, question, column, check):
+    plan = planner.plan(question, [])
+    values = col(run(plan, settings), column)
+    assert values and all(check(float(v)) for v in values)
+    assert any("read as" in a for a in plan.assumptions)
+
+
+def test_threshold_result_is_complete(planner, settings):
+    res = run(planner.plan("Which states have more than 8 million people?", []), settings)
+    n = db_value(settings, "SELECT count(*) FROM public.estimates e JOIN public.geography g USING (geo_id) WHERE "
+                 "g.level = 'state' AND e.variable_code = 'B01003_001E' AND e.estimate > 8000000")
+    assert len(res.rows) == n
+
+
+def test_two_measures_and_a_threshold_on_counties(planner, settings):
+    res = run(planner.plan("counties with over 400,000 people where the poverty rate is above 18%", []), settings)
+    assert res.rows and all(float(p) > 400_000 and float(r) > 18
+                            for p, r in zip(col(res, "population"), col(res, "poverty_rate_pct")))
+
+
+def test_compare_places(planner, settings):
+    plan = planner.plan("Poverty rate: Kentucky vs Tennessee vs West Virginia", [])
+    assert sorted(col(run(plan, settings), "state_name")) == ["Kentucky", "Tennessee", "West Virginia"]
+    assert plan.display_hint == "bar"
+    plan = planner.plan("median rent and median home value in Travis County vs Williamson County, TX", [])
+    assert len(run(plan, settings).rows) == 2 and plan.display_hint == "grouped"
+
+
+def test_counties_named_together_share_a_state(planner, settings):
+    plan = planner.plan("Which is bigger, Harris County or Dallas County?", [])
+    assert set(col(run(plan, settings), "state_name")) == {"Texas"}
+
+
+def test_all_states_is_a_map_with_geo_ids(planner, settings):
+    plan = planner.plan("poverty rate by state", [])
+    res = run(plan, settings)
+    assert plan.display_hint == "map" and "geo_id" in res.columns and len(res.rows) == 49
+
+
+def test_several_counties_under_one_plural_suffix(planner, settings):
+    res = run(planner.plan("poverty rate in Cook and DuPage counties", []), settings)
+    assert sorted(r[:2] for r in res.rows) == [["Cook County", "Illinois"], ["DuPage County", "Illinois"]]
+    res = run(planner.plan("Which Texas and Oklahoma counties have the highest poverty rate?", []), settings)
+    assert set(col(res, "state_name")) <= {"Texas", "Oklahoma"} and len(res.rows) == 10
+
+
+def test_a_bare_name_next_to_a_county_is_read_in_its_state(planner, settings):
+    plan = planner.plan("median household income in Prince William County VA vs Loudoun", [])
+    assert sorted(col(run(plan, settings), "county_name")) == ["Loudoun County", "Prince William County"]
+    assert any("Loudoun County, VA" in a for a in plan.assumptions)
+
+
+def test_threshold_set_by_another_place(planner, settings):
+    res = run(planner.plan("Which counties have more people than Wyoming?", []), settings)
+    wyoming = estimate(settings, "0400000US56", "B01003_001E")
+    assert res.rows and all(v > wyoming for v in col(res, "population"))
+
+
+# --------------------------------------------------------------------------------------- aggregates
+
+
+def test_places_added_together(planner, settings):
+    res = run(planner.plan("What is the population of Vermont and Maine combined?", []), settings)
+    total = estimate(settings, "0400000US50", "B01003_001E") + estimate(settings, "0400000US23", "B01003_001E")
+    assert res.rows == [[total]]
+
+
+def test_counting_counties_of_a_state(planner, settings):
+    n = db_value(settings, "SELECT count(*) FROM public.geography WHERE level = 'county' AND state_abbr = 'GA'")
+    assert run(planner.plan("How many counties are in Georgia?", []), settings).rows == [[n]]
+
+
+def test_national_total_is_the_sum_of_the_states_without_puerto_rico(planner, settings):
+    plan = planner.plan("What's the total number of households in the US?", [])
+    total = db_value(settings, "SELECT sum(e.estimate) FROM public.estimates e JOIN public.geography g USING "
+                     "(geo_id) WHERE g.level = 'state' AND g.state_abbr <> 'PR' AND e.variable_code = 'B28011_001E'")
+    assert run(plan, settings).rows == [[total]]
+    assert any("Puerto Rico" in a for a in plan.assumptions)
+
+
+def test_national_rate(planner, settings):
+    rows = run(planner.plan("the national unemployment rate", []), settings).rows
+    assert len(rows) == 1 and 0 < rows[0][0] < 100
+
+
+def test_counting_places(planner, settings):
+    plan = planner.plan("How many counties in Iowa have more than 50,000 people?", [])
+    n = db_value(settings, "SELECT count(*) FROM public.estimates e JOIN public.geography g USING (geo_id) "
+                 "WHERE g.level = 'county' AND g.state_abbr = 'IA' AND e.variable_code = 'B01003_001E' "
+                 "AND e.estimate > 50000")
+    assert run(plan, settings).rows == [[n]] and plan.display_hint == "big"
+
+
+def test_share_of_its_state(planner, settings):
+    res = run(planner.plan("What share of Nevada's population lives in Clark County?", []), settings)
+    share = 100 * estimate(settings, "0500000US32003", "B01003_001E") / estimate(settings, "0400000US32", "B01003_001E")
+    assert values_equal(float(share), col(res, "pct_of_state_population")[0])
+
+
+# --------------------------------------------------------------------------------------- declines
+
+
+@pytest.mark.parametrize(
+    "question, why",
+    [
+        ("What's the crime rate in Nebraska?", "crime"),
+        ("average commute in King County, WA", "commut"),
+        ("homeownership rate in Idaho", "tenure"),
+        ("population of Idaho in 1950", "1950"),
+        ("What will Idaho's population be in 2040?", "forecast"),
+        ("population of Spokane, WA", "city"),
+        ("median income in ZIP 83702", "ZIP"),
+        ("median gross rent in Arizona", "county rows only"),
+        ("US median age", "counties only"),
+        ("health insurance coverage in Alaska", "Alaska"),
+        ("poverty rate in Maui County", "Maui County"),
+        ("White householder income in Dallas County, TX", "only for states"),
+        ("What is the share of seniors over 65 in Maine?", "age"),
+        ("Tell me something interesting", "measure"),
+        ("poverty rate among Hispanics in Texas", "cross-tabulation"),
+        ("Is Ohio's unemployment rate above the national average?", "national"),
+    ],
+)
+def test_declines_say_why_and_offer_answerable_questions(planner, question, why):
+    plan = planner.plan(question, [])
+    assert plan.declined and plan.sql == ""
+    assert plan.assumptions[0].startswith("Cannot answer") and why.lower() in plan.assumptions[0].lower()
+    assert 2 <= len(plan.suggestions) <= 3
+    for suggestion in plan.suggestions:
+        assert not planner.plan(suggestion, []).declined, suggestion
+
+
+# --------------------------------------------------------------------------------------- retries and retrieval
+
+
+def test_a_failed_sql_is_never_proposed_again(planner):
+    question = "median household income in Marin County, CA"
+    first = planner.plan(question, [])
+    second = planner.plan(question, [], [Attempt(first.sql, "statement timeout", "timeout")])
+    assert second.sql != first.sql
+    third = planner.plan(question, [], [Attempt(first.sql, "x"), Attempt(second.sql, "y")])
+    assert third.declined and "failed" in third.assumptions[0]
+
+
+def test_retrieval_is_a_fallback_for_unknown_wording(planner, settings):
+    question = "What are properties valued at in Travis County?"
+    assert planner.plan(question, []).declined
+    chunk = Chunk(1, "variable", "B25077_001E", "Median value (dollars) of owner-occupied housing units", 0.8)
+    plan = planner.plan(question, [chunk])
+    assert col(run(plan, settings), "median_home_value") == [estimate(settings, "0500000US48453", "B25077_001E")]
+    assert any("retrieval" in a for a in plan.assumptions)
+
+
+# --------------------------------------------------------------------------------------- result comparison
+
+
+def test_compare_results_allows_extra_columns_renames_and_rounding():
+    gold = (["state_name", "poverty_rate_pct"], [["Ohio", 13.4], ["Iowa", 11.0]])
+    pred_rows = [["39", "Iowa", 11.02, 1], ["19", "Ohio", 13.38, 2]]
+    ok, _ = compare_results(*gold, ["geo_id", "name", "rate", "moe"], pred_rows, ordered=False)
+    assert ok
+    ok, why = compare_results(*gold, ["name", "rate"], [["Iowa", 11.0], ["Ohio", 13.4]], ordered=True)
+    assert not ok and "order" in why
+    ok, why = compare_results(*gold, ["name", "rate"], [["Ohio", 13.4]], ordered=False)
+    assert not ok and "rows" in why
+    ok, _ = compare_results(*gold, ["name", "rate"], [["Ohio", 11.0], ["Iowa", 13.4]], ordered=False)
+    assert not ok, "values must stay on their own rows"
+
+
+def test_gold_order_is_the_outer_order_by():
+    assert gold_is_ordered("SELECT a FROM t ORDER BY a DESC LIMIT 3")
+    assert not gold_is_ordered("SELECT count(*) FROM (SELECT a FROM t ORDER BY a) x")
