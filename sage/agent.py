@@ -128,10 +128,14 @@ def make_planner(settings: Settings, name: str | None = None) -> Planner:
     key = (name, settings)
     if key not in _planners:
         if name == "claude":
-            from .census.semantic import match_measures
+            from .census.semantic import load_measures, match_measures
             from .planner.claude import ClaudePlanner
 
-            _planners[key] = ClaudePlanner(settings, measures_fn=match_measures)
+            def measures_for(question: str, settings: Settings = settings):
+                # the measures over tables this database holds, fetched ones included (cached by semantic)
+                return match_measures(question, load_measures(settings))
+
+            _planners[key] = ClaudePlanner(settings, measures_fn=measures_for)
         elif name == "offline":
             from .planner.offline import OfflinePlanner
 
@@ -200,7 +204,15 @@ def _loop(answer: Answer, planner: Planner, settings: Settings, progress: Progre
     for attempt_no in range(1, settings.max_attempts + 1):
         progress("planning", {"attempt": attempt_no})
         t = time.perf_counter()
-        plan: Plan = planner.plan(answer.question, answer.chunks, list(answer.attempts))
+        try:
+            plan: Plan = planner.plan(answer.question, answer.chunks, list(answer.attempts))
+        except PlanningError as exc:
+            timings["plan"] += _ms(t)
+            if exc.kind != "bad_answer":  # no key, bad key, rate limit, network: a retry would not help
+                raise
+            answer.attempts.append(Attempt("", _short(exc), exc.kind))
+            answer.error = exc
+            continue
         timings["plan"] += _ms(t)
         _take_plan(answer, plan)
         if plan.declined:
