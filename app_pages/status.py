@@ -1,0 +1,65 @@
+"""Status: the database (never a password), the tables and vintages, the retrieval index (with a rebuild button)
+and the planner settings (never a secret)."""
+
+import streamlit as st
+
+import app_components as ui
+from sage.errors import SageError
+from sage.status import status
+
+settings = ui.settings_or_stop()
+st.title("Status")
+
+try:
+    info = status(settings)
+except SageError as exc:
+    ui.show_error(exc)
+    st.stop()
+
+db = info["database"]
+where = "Embedded PostgreSQL (in SAGE_DATA_DIR)" if db.get("embedded") else f"Server: {db.get('host')}"
+c1, c2, c3, c4 = st.columns(4)
+c1.metric("Database", "embedded" if db.get("embedded") else "server", border=True)
+c2.metric("PostgreSQL", str(db.get("server_version", "?")).split(" ")[0], border=True)
+c3.metric("Estimates", f"{info['tables'].get('public.estimates', 0):,}", border=True)
+c4.metric("Index chunks", f"{info['index'].get('chunks', 0):,}", border=True)
+st.caption(ui.md(where))
+if not info.get("ready"):
+    st.warning("The database is not fully set up: run `python -m sage setup`, or rebuild the index below.")
+
+left, right = st.columns(2, gap="large")
+with left:
+    st.subheader("Tables", anchor=False)
+    st.dataframe([{"table": t, "rows": n} for t, n in info["tables"].items()], hide_index=True,
+                 column_config={"table": st.column_config.TextColumn("Table"),
+                                "rows": st.column_config.NumberColumn("Rows", format="localized")})
+    st.subheader("Vintages", anchor=False)
+    detail = info.get("vintage_detail") or [{"vintage": v} for v in info.get("vintages", [])]
+    st.dataframe(detail, hide_index=True,
+                 column_config={"vintage": st.column_config.TextColumn("ACS 5-year vintage"),
+                                "variables": st.column_config.NumberColumn("Variables"),
+                                "estimates": st.column_config.NumberColumn("Estimates", format="localized")})
+with right:
+    st.subheader("Retrieval index", anchor=False)
+    index = info["index"]
+    st.markdown(ui.md(f"{index.get('chunks', 0):,} chunks embedded with {index.get('model') or 'no model'}"))
+    if st.button("Rebuild the index", icon=":material/refresh:", key="status-rebuild"):
+        from sage.retrieve import index_schema
+
+        with st.status("Rebuilding the retrieval index…", expanded=True) as box:
+            bar = box.progress(0.0)
+
+            def progress(step: str, done: int = 0, total: int = 0) -> None:
+                bar.progress(min(1.0, done / total) if total else 0.0, text=step)
+
+            try:
+                report = index_schema(settings, progress=progress, rebuild=True)
+            except SageError as exc:
+                box.update(label="The index could not be rebuilt", state="error")
+                ui.show_error(exc)
+            else:
+                box.update(label=f"Index rebuilt: {sum(report.chunks.values()):,} chunks in {report.seconds:.1f} s",
+                           state="complete", expanded=False)
+    st.subheader("Planner settings", anchor=False)
+    st.caption("Secrets are shown only as set or not set.")
+    st.json(settings.public(), expanded=True)

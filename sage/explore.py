@@ -1,0 +1,63 @@
+"""The Explore page's questions (the variable catalog, a variable's places), asked through the same layers as any
+other SQL: :func:`sage.agent.run_sql` guards it and runs it as the read-only role.  Nothing user-visible is read on
+the owner's connection, and pages hold no SQL (DESIGN.md: "No SQL ... in pages").
+
+The SQL here is built from values the page got from the catalog itself; codes and levels are still checked, so a
+crafted value cannot change the statement.
+
+Example:
+    >>> top_places_sql("B19013_001E", "county")[:40]
+    'SELECT g.geo_id, g.state_name, g.state_a'
+"""
+
+from __future__ import annotations
+
+import re
+
+from .agent import Answer, run_sql
+from .errors import QuestionError
+from .settings import Settings
+
+_CODE = re.compile(r"^[BC]\d{5}[A-Z]{0,2}_\d{3}E$")
+LEVELS = ("state", "county")
+#: every county fits (3,222 rows in the shipped extract); the guard still caps the query at this LIMIT
+MAX_PLACES = 4000
+
+CATALOG_SQL = """SELECT v.variable_code, v.label, v.concept, v.category, v.universe, v.vintage, v.table_id,
+       count(e.estimate) FILTER (WHERE g.level = 'state') AS state_rows,
+       count(e.estimate) FILTER (WHERE g.level = 'county') AS county_rows
+FROM public.variables v
+LEFT JOIN public.estimates e ON e.variable_code = v.variable_code
+LEFT JOIN public.geography g ON g.geo_id = e.geo_id
+GROUP BY v.variable_code, v.label, v.concept, v.category, v.universe, v.vintage, v.table_id
+ORDER BY v.category, v.variable_code"""
+
+
+def catalog(settings: Settings) -> Answer:
+    """The variables with estimates, with how many state and county rows each has."""
+    return run_sql(CATALOG_SQL, settings, question="(explore: variable catalog)", record=False)
+
+
+def top_places_sql(code: str, level: str) -> str:
+    """Every place's estimate (and margin of error) of one variable at one level, largest first."""
+    if not isinstance(code, str) or not _CODE.match(code):
+        raise QuestionError(f"{code!r} is not an ACS variable code like B19013_001E.", kind="question_code")
+    if level not in LEVELS:
+        raise QuestionError(f"The level must be state or county, not {level!r}.", kind="question_level")
+    county = "g.county_name, " if level == "county" else ""
+    return (
+        f"SELECT g.geo_id, g.state_name, g.state_abbr, {county}e.estimate, e.margin_error\n"
+        "FROM public.estimates e JOIN public.geography g ON g.geo_id = e.geo_id\n"
+        f"WHERE e.variable_code = '{code}' AND g.level = '{level}' AND e.estimate IS NOT NULL\n"
+        "ORDER BY e.estimate DESC, g.geo_id"
+    )
+
+
+def places(settings: Settings, code: str, level: str) -> Answer:
+    """All places of ``level`` with an estimate of ``code`` (for the top-places chart and the map)."""
+    sql = top_places_sql(code, level)
+    wide = settings.replace(max_rows=max(settings.max_rows, MAX_PLACES))
+    return run_sql(sql, wide, question=f"(explore: {code} by {level})", record=False)
+
+
+__all__ = ["CATALOG_SQL", "LEVELS", "catalog", "places", "top_places_sql"]

@@ -1,0 +1,294 @@
+"""The Streamlit app through ``streamlit.testing.v1.AppTest``: every page, on the session database, with the
+offline planner end to end (no fakes between the page and PostgreSQL)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+import app_components
+from sage import db
+from sage.settings import PROJECT_ROOT
+
+from .conftest import make_settings
+
+APP = str(PROJECT_ROOT / "app.py")
+TIMEOUT = 60  # the first run imports the engine and warms the embedder
+
+
+@pytest.fixture
+def app_settings(settings, monkeypatch):
+    """The app's settings: the session database and the offline planner, never the developer's environment."""
+    s = settings.replace(planner="offline")
+    monkeypatch.setenv("SAGE_DATA_DIR", str(settings.data_dir))
+    monkeypatch.setenv("SAGE_PLANNER", "offline")
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.setattr(app_components, "load_settings", lambda: s)
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    yield s
+    st.cache_resource.clear()
+    st.cache_data.clear()
+
+
+@pytest.fixture
+def app(app_settings) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def charts_of(at: AppTest) -> list[dict]:
+    return [json.loads(el.proto.spec) for el in at.get("vega_lite_chart")]
+
+
+def turns(at: AppTest) -> list[dict]:
+    return at.session_state["turns"]
+
+
+def estimates_count(settings) -> int:
+    with db.owner(settings) as conn:
+        return conn.execute("SELECT count(*) FROM public.estimates").fetchone()[0]
+
+
+def ask(at: AppTest, question: str) -> AppTest:
+    at.chat_input(key="question").set_value(question).run()
+    assert not at.exception, at.exception
+    return at
+
+
+# --- Ask ---------------------------------------------------------------------------------------------------------
+
+
+def test_home_shows_examples_and_the_offline_planner(app):
+    assert app.title[0].value == "Ask the census"
+    examples = [b for b in app.button if b.key and b.key.startswith("example-")]
+    assert len(examples) >= 8
+    assert any("Offline planner" in el.value for el in app.sidebar.info)
+    assert any("ANTHROPIC" in el.value for el in app.sidebar.caption)
+
+
+def test_ask_a_ranking_draws_a_bar_chart_with_assumptions_sql_and_data(app):
+    ask(app, "Which 10 counties have the largest population?")
+    (turn,) = turns(app)
+    answer = turn["answer"]
+    assert answer.answered and answer.planner == "offline" and answer.result.row_count == 10
+    (chart,) = charts_of(app)
+    marks = {layer["mark"]["type"] for layer in chart["layer"]}
+    assert "bar" in marks
+    assert any("Assumptions" in m.value and "B01003" in m.value.replace("\\", "") for m in app.markdown)
+    assert any("FROM public.estimates" in c.value for c in app.code)
+    assert len(app.dataframe) == 1 and app.dataframe[0].value.shape[0] == 10
+    captions = " ".join(c.value.replace("\\", "") for c in app.caption)
+    assert "Source: U.S. Census Bureau" in captions and "2019-2023" in captions
+    assert "offline planner" in captions and "1 try" in captions and "retrieve" in captions
+    assert app.get("download_button")
+
+
+def test_ask_one_number_shows_a_metric_with_its_margin(app, app_settings):
+    ask(app, "Median household income in Cook County, Illinois")
+    answer = turns(app)[0]["answer"]
+    assert answer.answered and answer.display_hint == "big"
+    (metric,) = app.metric
+    income = answer.result.rows[0][answer.result.columns.index("median_household_income")]
+    assert metric.value == f"${income:,.0f}"
+    assert metric.delta.startswith("±")  # the 90% margin of error, shown as the metric's delta
+    assert not charts_of(app)
+
+
+def test_clicking_an_example_asks_it(app):
+    button = next(b for b in app.button if b.key == "example-Poverty & insurance-0")
+    button.click().run()
+    assert not app.exception
+    (turn,) = turns(app)
+    assert turn["question"] == button.label and turn["answer"].answered
+    (chart,) = charts_of(app)
+    assert chart["mark"]["type"] == "geoshape"  # "poverty rate by state" is planned as a map
+
+
+def test_edit_the_sql_and_run_it_again(app):
+    ask(app, "How many housing units are there in Oregon?")
+    first = turns(app)[0]
+    edited = "SELECT state_name, state_abbr FROM public.geography WHERE level = 'state' ORDER BY state_name LIMIT 3"
+    app.text_area(key=f"turns-{first['id']}-sql").set_value(edited)
+    app.button(key=f"turns-{first['id']}-run").click().run()
+    assert not app.exception
+    assert len(turns(app)) == 2
+    second = turns(app)[1]
+    assert second["kind"] == "sql" and second["answer"].planner == "user"
+    assert second["answer"].answered and second["answer"].result.row_count == 3
+    assert any("ORDER BY state_name" in c.value for c in app.code)
+
+
+def test_an_edit_the_guard_refuses_is_explained_and_not_run(app, app_settings):
+    ask(app, "How many housing units are there in Oregon?")
+    first = turns(app)[0]
+    before = estimates_count(app_settings)
+    app.text_area(key=f"turns-{first['id']}-sql").set_value("DELETE FROM public.estimates")
+    app.button(key=f"turns-{first['id']}-run").click().run()
+    assert not app.exception
+    refused = turns(app)[1]["answer"]
+    assert refused.error is not None and refused.error.kind == "guard"
+    assert refused.result is None and refused.timings_ms["execute"] == 0.0  # the executor was never called
+    errors = [e.value for e in app.error]
+    assert any("SQL guard refused" in e and "Nothing was run" in e.replace("\\", "") for e in errors)
+    assert estimates_count(app_settings) == before
+
+
+def test_an_empty_question_asks_for_one(app):
+    ask(app, "   ")
+    assert turns(app) == []
+    assert any("Type a question first" in w.value.replace("\\", "") for w in app.warning)
+
+
+def test_a_question_the_data_cannot_answer_offers_suggestions(app):
+    ask(app, "How many people commute by bike in Oregon?")
+    answer = turns(app)[0]["answer"]
+    assert answer.declined and answer.suggestions
+    assert any("commut" in i.value for i in app.info)
+    suggestion = next(b for b in app.button if b.key and "-suggest-0" in b.key)
+    suggestion.click().run()
+    assert not app.exception
+    assert turns(app)[1]["question"] == answer.suggestions[0]
+
+
+def test_model_text_is_escaped_before_markdown():
+    text = "![x](https://example.com/leak?q=1) <b>bold</b> $x$ :red[alarm] *hi*"
+    escaped = app_components.md(text)
+    for raw in ("![", "](", "<b>", "$x$", ":red[", "*hi*"):
+        assert raw not in escaped
+    assert escaped.replace("\\", "") == text
+
+
+def test_pretty_sql_only_changes_whitespace():
+    sql = ("SELECT g.state_name, e.estimate AS population FROM public.estimates AS e INNER JOIN public.geography AS g "
+           "ON g.geo_id = e.geo_id WHERE g.level = 'state' AND g.name <> 'a WHERE b' AND e.estimate BETWEEN 1 AND 9 "
+           "ORDER BY e.estimate DESC LIMIT 5")
+    pretty = app_components.pretty_sql(sql)
+    assert pretty.split() == sql.split()
+    assert "\nFROM" in pretty and "\nWHERE" in pretty and "\n  AND g.name" in pretty
+    assert "'a WHERE b'" in pretty and "BETWEEN 1 AND 9" in pretty
+    assert app_components.pretty_sql("SELECT 1 -- WHERE x") == "SELECT 1 -- WHERE x"
+
+
+# --- Explore, History, Status ------------------------------------------------------------------------------------
+
+
+def test_explore_lists_variables_and_maps_the_picked_one(app):
+    app.switch_page("app_pages/explore.py").run()
+    assert not app.exception, app.exception
+    catalog = app.dataframe[0].value
+    assert {"variable_code", "label", "universe", "vintage"} <= set(catalog.columns)
+    assert len(catalog) == 34
+    specs = charts_of(app)
+    assert any("layer" in s for s in specs) and any(s.get("mark", {}).get("type") == "geoshape" for s in specs)
+    codes = app.selectbox(key="explore-variable").options
+    app.selectbox(key="explore-category").set_value("housing").run()
+    assert not app.exception
+    housing = app.dataframe[0].value
+    assert set(housing["category"]) == {"housing"} and len(housing) < len(codes)
+    app.text_input(key="explore-search").set_value("rent paid by renters").run()
+    assert not app.exception
+    assert "B25064_001E" in app.dataframe[0].value["variable_code"].tolist()
+    assert any("census fetch" in c.value for c in app.code)
+
+
+def test_explore_county_level_map(app):
+    app.switch_page("app_pages/explore.py").run()
+    app.selectbox(key="explore-variable").set_value("B19013_001E").run()
+    assert not app.exception
+    app.radio(key="explore-level").set_value("county").run()
+    assert not app.exception
+    maps = [s for s in charts_of(app) if s.get("mark", {}).get("type") == "geoshape"]
+    assert maps and maps[0]["data"]["format"]["feature"] == "counties"
+
+
+def test_history_lists_questions_and_reruns_one(app):
+    ask(app, "How many housing units are there in Oregon?")
+    app.switch_page("app_pages/history.py").run()
+    assert not app.exception, app.exception
+    assert any("housing units are there in Oregon" in e.label for e in app.expander)
+    rerun = next(b for b in app.button if b.key and b.key.startswith("history-rerun-"))
+    rerun.click().run()
+    assert not app.exception
+    runs = app.session_state["history_runs"]
+    assert len(runs) == 1 and next(iter(runs.values()))["answer"].answered
+    assert app.metric  # the answer card of the re-run
+    app.selectbox(key="history-outcome").set_value("declined").run()
+    assert not any("housing units are there in Oregon" in e.label for e in app.expander)
+
+
+def test_history_reruns_an_edited_sql_as_it_was(app):
+    ask(app, "How many housing units are there in Oregon?")
+    first = turns(app)[0]
+    edited = "SELECT state_abbr FROM public.geography WHERE level = 'state' AND state_abbr LIKE 'O%' ORDER BY 1"
+    app.text_area(key=f"turns-{first['id']}-sql").set_value(edited)
+    app.button(key=f"turns-{first['id']}-run").click().run()
+    app.switch_page("app_pages/history.py").run()
+    assert not app.exception, app.exception
+    entry_id = max(int(b.key.rsplit("-", 1)[1]) for b in app.button if b.key and b.key.startswith("history-rerun-"))
+    app.button(key=f"history-rerun-{entry_id}").click().run()
+    assert not app.exception
+    rerun = app.session_state["history_runs"][entry_id]
+    assert rerun["kind"] == "sql" and rerun["answer"].planner == "user"
+    assert [r[0] for r in rerun["answer"].result.rows] == ["OH", "OK", "OR"]
+
+
+def test_status_shows_the_database_and_no_secrets(app_settings, monkeypatch):
+    keyed = make_settings(data_dir=app_settings.data_dir, planner="offline", anthropic_api_key="sk-ant-test-secret-123")
+    monkeypatch.setattr(app_components, "load_settings", lambda: keyed)
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at.switch_page("app_pages/status.py").run()
+    assert not at.exception, at.exception
+    values = {m.label: m.value for m in at.metric}
+    assert values["Database"] == "embedded" and values["Estimates"] != "0"
+    shown = json.dumps([j.value for j in at.json]) + " ".join(str(el.value) for el in at.main if hasattr(el, "value"))
+    assert "sk-ant-test-secret-123" not in shown
+    assert '"anthropic_api_key": "set"' in json.dumps(json.loads(at.json[0].value))
+
+
+# --- first start and friendly errors -----------------------------------------------------------------------------
+
+
+def test_first_start_sets_up_the_database_with_progress(fresh_settings, monkeypatch):
+    s = fresh_settings.replace(planner="offline")
+    monkeypatch.setattr(app_components, "load_settings", lambda: s)
+    st.cache_resource.clear()
+    try:
+        at = AppTest.from_file(APP, default_timeout=300).run()
+        assert not at.exception, at.exception
+        labels = [(box.label, box.state) for box in at.status]
+        assert any(label.startswith("Census database ready") and state == "complete" for label, state in labels), labels
+        assert any("Rows loaded" in m.value for m in at.markdown)
+        assert estimates_count(s) > 100_000
+        assert at.title[0].value == "Ask the census"
+    finally:
+        st.cache_resource.clear()
+
+
+def test_claude_without_a_key_says_how_to_enable_it(app_settings, monkeypatch):
+    claude = app_settings.replace(planner="claude", anthropic_api_key=None)
+    monkeypatch.setattr(app_components, "load_settings", lambda: claude)
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    assert not at.exception, at.exception
+    errors = " ".join(e.value.replace("\\", "") for e in at.error)
+    assert "ANTHROPIC_API_KEY" in errors and "SAGE_PLANNER=offline" in errors
+    at.chat_input(key="question").set_value("How many people live in Wyoming?").run()
+    assert not at.exception and at.session_state["turns"] == []
+
+
+def test_a_database_that_is_down_is_explained(monkeypatch):
+    down = make_settings(database_url="postgresql://sage@127.0.0.1:1/census", planner="offline")
+    monkeypatch.setattr(app_components, "load_settings", lambda: down)
+    st.cache_resource.clear()
+    try:
+        at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+        assert not at.exception, at.exception
+        errors = " ".join(e.value.replace("\\", "") for e in at.error)
+        assert "127.0.0.1" in errors and "DATABASE_URL" in errors
+        assert "password" not in errors.lower() or "sage@" not in errors
+    finally:
+        st.cache_resource.clear()

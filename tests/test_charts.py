@@ -1,0 +1,303 @@
+"""sage.charts: every display hint as Vega-Lite data (``chart.to_dict()``), and every fallback.  No pixels here."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+
+import pytest
+
+from sage import charts
+
+STATES = [
+    ["0400000US06", "California", 39_242_785],
+    ["0400000US48", "Texas", 29_640_343],
+    ["0400000US12", "Florida", 21_634_529],
+    ["0400000US36", "New York", 19_872_319],
+    ["0400000US42", "Pennsylvania", 12_986_520],
+]
+
+
+def spec_of(spec: charts.ChartSpec) -> dict:
+    d = spec.chart.to_dict()
+    json.dumps(d)  # a chart is plain JSON: no Decimal, no NaN objects
+    return d
+
+
+def dataset(d: dict, name: str | None = None) -> list:
+    """The rows of a named dataset (the top-level one by default)."""
+    return d["datasets"][name or d["data"]["name"]]
+
+
+def layer_of(d: dict, mark: str) -> dict:
+    return next(layer for layer in d["layer"] if layer["mark"]["type"] == mark)
+
+
+# --- bar ---------------------------------------------------------------------------------------------------------
+
+
+def test_bar_is_sorted_labelled_and_has_tooltips():
+    spec = charts.build(["geo_id", "state_name", "population"], STATES, "bar")
+    assert (spec.kind, spec.fallback_reason) == ("bar", None)
+    d = spec_of(spec)
+    bar = layer_of(d, "bar")["encoding"]
+    assert bar["y"]["field"] == "place" and bar["y"]["type"] == "nominal"
+    assert bar["y"]["sort"] == ["California", "Texas", "Florida", "New York", "Pennsylvania"]
+    assert bar["x"] == {**bar["x"], "field": "v0", "type": "quantitative", "title": "Population"}
+    assert bar["x"]["axis"]["format"] == ",.0f"
+    assert [(t["field"], t.get("title"), t.get("format")) for t in bar["tooltip"]] == [
+        ("place", "State", None),
+        ("v0", "Population", ",.0f"),
+    ]
+    text = layer_of(d, "text")["encoding"]
+    assert text["text"] == {"field": "v0", "format": ",.0f", "type": "quantitative"}
+    rows = dataset(d)
+    assert rows[0] == {"place": "California", "v0": 39_242_785.0}
+    # long bars carry their value inside, short ones right after the bar: labels fit in any width
+    inside, outside = [layer for layer in d["layer"] if layer["mark"]["type"] == "text"]
+    assert inside["mark"]["align"] == "right" and outside["mark"]["align"] == "left"
+    assert inside["transform"][0]["filter"] == f"datum.v0 >= {charts.INSIDE_LABEL_SHARE} * 39242785.0"
+    assert outside["transform"][0]["filter"] == f"!({inside['transform'][0]['filter']})"
+
+
+def test_bar_keeps_an_ascending_ranking_from_the_query():
+    rows = [["Loving County", "TX", 64], ["Kalawao County", "HI", 83], ["King County", "TX", 190]]
+    spec = charts.build(["county_name", "state_abbr", "population"], rows, "bar")
+    bar = layer_of(spec_of(spec), "bar")["encoding"]
+    assert bar["y"]["sort"] == ["Loving County, TX", "Kalawao County, HI", "King County, TX"]
+
+
+def test_bar_with_unordered_rows_ranks_largest_first():
+    rows = [["Ohio", 5], ["Iowa", 9], ["Utah", 1]]
+    bar = layer_of(spec_of(charts.build(["state_name", "n"], rows, "bar")), "bar")["encoding"]
+    assert bar["y"]["sort"] == ["Iowa", "Ohio", "Utah"]
+
+
+def test_bar_draws_error_bars_from_margins_and_formats_dollars():
+    rows = [
+        ["Loudoun County", "Virginia", Decimal("178707"), Decimal("2390")],
+        ["Falls Church city", "Virginia", Decimal("164536"), Decimal("12054")],
+    ]
+    spec = charts.build(["county_name", "state_name", "median_household_income", "margin_error"], rows, "bar")
+    d = spec_of(spec)
+    rule = layer_of(d, "rule")["encoding"]
+    assert (rule["x"]["field"], rule["x2"]["field"]) == ("v0_low", "v0_high")
+    bar = layer_of(d, "bar")["encoding"]
+    assert bar["x"]["axis"]["format"] == "$,.0f"
+    assert bar["tooltip"][-1] == {"field": "v0_moe", "format": "$,.0f", "title": "Margin of error (90%)",
+                                  "type": "quantitative"}
+    first = dataset(d)[0]
+    assert first["place"] == "Loudoun County, Virginia"
+    assert (first["v0_low"], first["v0_high"]) == (178707 - 2390, 178707 + 2390)
+
+
+def test_percentages_are_plotted_as_fractions_with_a_percent_format():
+    rows = [["Mississippi", 19.1], ["Louisiana", 18.7]]
+    d = spec_of(charts.build(["state_name", "poverty_rate_pct"], rows, "bar"))
+    bar = layer_of(d, "bar")["encoding"]
+    assert bar["x"]["axis"]["format"] == ".1%" and bar["x"]["title"] == "Poverty rate"
+    assert dataset(d)[0]["v0"] == pytest.approx(0.191)
+    # a share already between 0 and 1 is not divided again
+    d = spec_of(charts.build(["state_name", "insured_share"], [["Ohio", 0.93], ["Iowa", 0.95]], "bar"))
+    assert sorted(r["v0"] for r in dataset(d)) == [0.93, 0.95]
+
+
+def test_odd_column_names_never_reach_the_spec():
+    rows = [["a.b", 1], ["c[d]", 2]]
+    d = spec_of(charts.build(["name", "count(*)"], rows, "bar"))
+    fields = {layer["encoding"]["x"]["field"] for layer in d["layer"]}
+    assert fields == {"v0"}
+    assert layer_of(d, "bar")["encoding"]["x"]["title"] == "Count(*)"
+
+
+# --- big and statrow ---------------------------------------------------------------------------------------------
+
+
+def test_big_is_one_formatted_number_with_its_margin_of_error():
+    rows = [["Fairfax County", "Virginia", Decimal("150113"), Decimal("1652")]]
+    spec = charts.build(["county_name", "state_name", "median_household_income", "margin_error"], rows, "big")
+    assert spec.kind == "big" and spec.chart is None
+    (metric,) = spec.metrics
+    assert metric.value == "$150,113" and metric.moe == "± $1,652" and metric.raw == 150113.0
+    assert metric.label == "Median household income · Fairfax County, Virginia"
+
+
+def test_big_without_margin_and_a_count():
+    spec = charts.build(["state_name", "population"], [["Tennessee", 6_986_082]], "big")
+    assert [(m.value, m.moe) for m in spec.metrics] == [("6,986,082", None)]
+
+
+def test_statrow_shows_each_measure_of_one_row():
+    rows = [["Ohio", 11_800_000, 38.5, 12.9]]
+    spec = charts.build(["state_name", "population", "median_age", "poverty_rate_pct"], rows, "statrow")
+    assert spec.kind == "statrow"
+    assert [(m.label, m.value) for m in spec.metrics] == [
+        ("Population", "11,800,000"), ("Median age", "38.5"), ("Poverty rate", "12.9%")
+    ]
+    assert spec.note == "Ohio"
+
+
+def test_statrow_of_a_few_places_of_one_measure():
+    rows = [["Texas", 29_640_343], ["Florida", 21_634_529]]
+    spec = charts.build(["state_name", "population"], rows, "statrow")
+    assert spec.kind == "statrow" and spec.fallback_reason is None
+    assert [(m.label, m.value) for m in spec.metrics] == [("Texas", "29,640,343"), ("Florida", "21,634,529")]
+
+
+# --- grouped -----------------------------------------------------------------------------------------------------
+
+
+def test_grouped_bars_side_by_side_for_measures_of_one_unit():
+    rows = [["Texas", 15_000_000, 14_600_000], ["Ohio", 5_900_000, 5_900_000]]
+    spec = charts.build(["state_name", "men", "women"], rows, "grouped")
+    assert spec.kind == "grouped"
+    enc = spec_of(spec)["encoding"]
+    assert enc["yOffset"]["field"] == "series" and enc["color"]["field"] == "series"
+    assert enc["x"]["field"] == "value" and enc["x"]["axis"]["format"] == ",.0f"
+    assert enc["y"]["sort"] == ["Texas", "Ohio"]
+    assert {t["field"] for t in enc["tooltip"]} == {"place", "series", "value"}
+
+
+def test_grouped_long_form_uses_the_second_text_column_as_series():
+    rows = [["Ohio", "native", 90.0], ["Ohio", "noncitizen", 70.0], ["Iowa", "native", 95.0],
+            ["Iowa", "noncitizen", 75.0]]
+    spec = charts.build(["state_name", "group", "insured_pct"], rows, "grouped")
+    d = spec_of(spec)
+    assert spec.kind == "grouped" and d["encoding"]["color"]["field"] == "series"
+    assert {r["series"] for r in dataset(d)} == {"native", "noncitizen"}
+
+
+def test_grouped_measures_of_different_units_get_one_panel_each():
+    rows = [["Texas", 29_640_343, 76_292], ["Ohio", 11_785_935, 69_680]]
+    spec = charts.build(["state_name", "population", "median_household_income"], rows, "grouped")
+    d = spec_of(spec)
+    assert spec.kind == "grouped" and len(d["hconcat"]) == 2
+    assert d["resolve"]["scale"]["x"] == "independent"
+    formats = [layer_of(panel, "bar")["encoding"]["x"]["axis"]["format"] for panel in d["hconcat"]]
+    assert formats == [",.0f", "$,.0f"]
+
+
+# --- map ---------------------------------------------------------------------------------------------------------
+
+
+def test_state_map_joins_the_topojson_on_fips_from_geo_id():
+    spec = charts.build(["geo_id", "state_name", "population"], STATES, "map")
+    assert spec.kind == "map" and spec.note is None
+    d = spec_of(spec)
+    assert d["mark"]["type"] == "geoshape"
+    assert d["data"]["format"] == {"type": "topojson", "feature": "states"}
+    topology = dataset(d)
+    assert topology["type"] == "Topology" and "states" in topology["objects"]
+    (lookup,) = d["transform"]
+    assert lookup["lookup"] == "id" and lookup["from"]["key"] == "fips"
+    assert set(lookup["from"]["fields"]) == {"place", "v0"}
+    joined = dataset(d, lookup["from"]["data"]["name"])
+    assert {r["fips"]: r["place"] for r in joined}["06"] == "California"
+    assert d["projection"] == {"type": "identity"}
+    color = d["encoding"]["color"]
+    assert color["condition"]["field"] == "v0" and color["value"] == charts.NO_DATA_COLOR
+    assert color["condition"]["legend"]["format"] == ",.0f"
+    assert [t["field"] for t in d["encoding"]["tooltip"]] == ["place", "v0"]
+
+
+def test_county_map_from_a_five_digit_fips_column_with_margins():
+    rows = [["51059", "Fairfax County", "VA", 150113, 1652], ["51107", "Loudoun County", "VA", 178707, 2390],
+            ["72127", "San Juan Municipio", "PR", 30000, 900]]
+    spec = charts.build(["fips", "county_name", "state_abbr", "median_household_income", "margin_error"], rows, "map")
+    d = spec_of(spec)
+    assert d["data"]["format"]["feature"] == "counties"
+    assert "v0_moe" in d["transform"][0]["from"]["fields"]
+    assert "not on this map" in spec.note  # Puerto Rico is not drawn by the shipped Albers file
+
+
+def test_map_from_state_names_alone():
+    rows = [["Ohio", 1.0], ["Iowa", 2.0], ["Utah", 3.0]]
+    spec = charts.build(["state_name", "score"], rows, "map")
+    d = spec_of(spec)
+    assert spec.kind == "map"
+    assert sorted(r["fips"] for r in dataset(d, d["transform"][0]["from"]["data"]["name"])) == ["19", "39", "49"]
+
+
+def test_skewed_counts_get_a_quantile_colour_scale():
+    rows = [[f"0400000US{f:02d}", f"S{f}", v] for f, v in zip(range(1, 13), [1, 2, 2, 3, 3, 3, 4, 4, 5, 5, 6, 900])]
+    d = spec_of(charts.build(["geo_id", "state_name", "people"], rows, "map"))
+    assert d["encoding"]["color"]["condition"]["scale"]["type"] == "quantile"
+
+
+# --- fallbacks ---------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "columns, rows, hint, kind, reason",
+    [
+        (["state_name", "population"], [], "bar", "table", "no rows"),
+        (["state_name", "state_abbr"], [["Ohio", "OH"], ["Iowa", "IA"]], "bar", "table", "no numeric column"),
+        (["state_name", "population"], [["Ohio", 1]], "table", "table", None),
+        (["state_name", "population"], [["Ohio", 1], ["Iowa", 2]], "pie", "table", "Unknown display hint"),
+        (["geo_id", "state_name", "population"], STATES, "big", "bar", "5 rows"),
+        (["state_name", "population"], [["Ohio", 1]], "bar", "big", "single row"),
+        (["name", "population"], [["Springfield", 1], ["Shelbyville", 2]], "map", "bar", "no FIPS"),
+        (["geo_id", "state_name", "population"], STATES[:1], "map", "big", "single place"),
+        (["geo_id", "state_name", "population"], STATES, "grouped", "bar", "Only one numeric column"),
+        (["population", "housing_units"], [[1, 2], [3, 4]], "bar", "table", "nothing to label"),
+    ],
+)
+def test_fallbacks(columns, rows, hint, kind, reason):
+    spec = charts.build(columns, rows, hint)
+    assert spec.kind == kind and spec.hint == hint
+    if reason is None:
+        assert spec.fallback_reason is None
+    else:
+        assert reason in spec.fallback_reason
+    if spec.chart is not None:
+        spec_of(spec)
+
+
+def test_too_many_places_for_bars_become_a_map_or_a_table():
+    counties = [[f"0500000US{i:05d}", f"County {i}", "X", i] for i in range(1001, 1101)]
+    spec = charts.build(["geo_id", "county_name", "state_name", "population"], counties, "bar")
+    assert spec.kind == "map" and "too many for a bar chart" in spec.fallback_reason
+    named = [[f"Place {i}", i] for i in range(100)]
+    spec = charts.build(["name", "population"], named, "bar")
+    assert spec.kind == "table" and "too many" in spec.fallback_reason
+
+
+def test_a_big_number_hint_with_many_places_falls_back_to_a_map():
+    counties = [[f"0500000US{i:05d}", f"County {i}", "X", i] for i in range(1001, 1101)]
+    spec = charts.build(["geo_id", "county_name", "state_name", "population"], counties, "big")
+    assert spec.kind == "map" and "too many" in spec.fallback_reason
+
+
+# --- units and formats -------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "name, unit",
+    [("poverty_rate_pct", "percent"), ("unemployment_rate", "percent"), ("insured_share", "percent"),
+     ("median_household_income", "dollars"), ("median_gross_rent", "dollars"), ("median_home_value", "dollars"),
+     ("gini_index", "index"), ("median_age", "number"), ("population", "count"), ("housing_units", "count")],
+)
+def test_unit_of(name, unit):
+    assert charts.unit_of(name) == unit
+
+
+@pytest.mark.parametrize(
+    "value, unit, fraction, text",
+    [(74580, "dollars", False, "$74,580"), (12.34, "percent", False, "12.3%"), (0.1234, "percent", True, "12.3%"),
+     (0.48213, "index", False, "0.482"), (1234567, "count", False, "1,234,567"), (38.5, "number", False, "38.5"),
+     (None, "count", False, "—"), (Decimal("-5"), "dollars", False, "-$5")],
+)
+def test_format_value(value, unit, fraction, text):
+    assert charts.format_value(value, unit, fraction=fraction) == text
+
+
+def test_unit_for_variable_reads_the_catalog_label():
+    assert charts.unit_for_variable("Median household income (in 2023 inflation-adjusted dollars)") == "dollars"
+    assert charts.unit_for_variable("Gini Index", "Gini Index of Income Inequality") == "index"
+    assert charts.unit_for_variable("Total", "Total Population") == "count"
+
+
+def test_humanize():
+    assert charts.humanize("median_household_income") == "Median household income"
+    assert charts.humanize("poverty_rate_pct") == "Poverty rate"
+    assert charts.humanize("hh_income") == "Household income"
