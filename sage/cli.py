@@ -10,7 +10,6 @@ import argparse
 import json
 import logging
 import sys
-import time
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Sequence

@@ -21,7 +21,7 @@ import warnings
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
-from urllib.parse import parse_qs, quote, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qs, quote, urlsplit, urlunsplit
 
 import psycopg
 

@@ -22,7 +22,6 @@ changed comment), drops what no longer exists, and re-embeds everything when the
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import math
 import re
@@ -794,20 +793,11 @@ def eval_retrieval(
     without the cap, ``top1`` = whether the first variable is a gold one.  Rows with ``gold_sql`` null (questions
     the data cannot answer) are skipped.
     """
-    path = Path(jsonl_path)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise RetrievalError(f"The evaluation file {path} could not be read: {exc}.") from exc
+    from .evaluate import read_questions
+
     results = []
     skipped = 0
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise RetrievalError(f"Line {number} of {path.name} is not JSON: {exc}.") from exc
+    for row in read_questions(Path(jsonl_path)):
         gold = gold_variables(row.get("gold_sql"))
         if not gold:
             skipped += 1
@@ -818,7 +808,7 @@ def eval_retrieval(
         got = [c.object_ref for c in chunks]
         hits = len(set(gold) & set(got))
         results.append({
-            "id": row.get("id", str(number)),
+            "id": row["id"],
             "question": row["question"],
             "gold": gold,
             "retrieved": got,

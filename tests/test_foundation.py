@@ -9,7 +9,6 @@ import os
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import psycopg
 import pytest
@@ -19,7 +18,6 @@ from sage.census import loader
 from sage.census.setup import run_setup
 from sage.errors import DatabaseError, DataError, SettingsError
 from sage.settings import PROJECT_ROOT, load_settings
-from sage.status import status
 
 from .conftest import NO_SECRETS, make_settings
 

@@ -47,6 +47,7 @@ import psycopg
 from .. import db
 from ..errors import CensusApiError, DatabaseError, SageError
 from ..settings import Settings
+from . import schema
 from .api import MAX_GET_ITEMS, CensusClient, TableMeta, dataset_path, is_special, parse_value, valid_table_id
 
 log = logging.getLogger(__name__)
@@ -71,17 +72,6 @@ GEOGRAPHIES = ("state", "county")
 CATALOG_FILE = "variables_catalog_acs2023_5yr.csv.gz"
 SHIPPED_SOURCE = "shipped"
 
-CENSUS_TABLES_DDL = """
-CREATE SCHEMA IF NOT EXISTS sage;
-CREATE TABLE IF NOT EXISTS sage.census_tables (
-    table_id   text PRIMARY KEY,
-    vintage    text NOT NULL,
-    source     text NOT NULL,
-    variables  integer NOT NULL,
-    rows       integer NOT NULL,
-    loaded_at  timestamptz NOT NULL DEFAULT now()
-)
-"""
 
 # ---------------------------------------------------------------------------------------------- small rules
 
@@ -580,7 +570,7 @@ def fetch_tables(
 
     with db.owner(settings) as conn:
         db.require_setup(conn)
-        conn.execute(CENSUS_TABLES_DDL)
+        conn.execute(schema.DDL)  # idempotent: the bookkeeping tables exist even on a database set up long ago
         known_geo = {r[0] for r in conn.execute("SELECT geo_id FROM public.geography")}
         try:
             for table_id in table_ids:
