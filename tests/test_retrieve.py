@@ -20,7 +20,7 @@ import pytest
 from sage import db
 from sage.census import schema as census_schema
 from sage.embeddings import BUNDLED_NAME
-from sage.errors import NotSetUpError, RetrievalError
+from sage.errors import DataError, NotSetUpError, RetrievalError
 from sage.introspect import introspect
 from sage.retrieve import (
     Chunk,
@@ -443,5 +443,5 @@ def test_eval_retrieval_reports_recall_and_top1(indexed, tmp_path):
     assert result["recall_at_k"] == 1.0 and result["top1"] == 1.0
     assert [r["id"] for r in result["results"]] == ["a", "b"]
     assert result["results"][1]["gold"] == ["B23025_005E", "B23025_003E"]
-    with pytest.raises(RetrievalError):
+    with pytest.raises(DataError, match="missing.jsonl"):
         eval_retrieval(indexed, tmp_path / "missing.jsonl")
