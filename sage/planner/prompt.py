@@ -67,6 +67,8 @@ HAVING or in an outer query over a CTE, against the unrounded value.
 - Sort with NULLS LAST (ORDER BY value DESC NULLS LAST).
 - LIMIT: "top/bottom N", "which N" -> LIMIT N; "which state/county has the highest" -> LIMIT 1. Threshold lists, \
 comparisons of named places and maps need no LIMIT. An open-ended list without a filter gets LIMIT 100, and say so.
+- Every result is cut at the row cap (SAGE_MAX_ROWS, 1,000 by default): all 3,222 counties do not fit. For "every \
+county in the country", rank (top/bottom N), filter by a threshold, or map the counties of a state instead, and say so.
 
 # Places
 - Match places by exact name plus state: g.state_name = 'Ohio' or g.state_abbr = 'OH'; counties by county_name \
