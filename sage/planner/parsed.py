@@ -1,0 +1,70 @@
+"""What the offline planner reads out of a question: places, thresholds and the whole parse.
+
+Plain dataclasses shared by the place matcher, the threshold reader and the SQL builder; they live apart so
+each of those modules can import them without importing each other."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..census.semantic import Measure, Mention
+from .catalog import County, State
+
+
+@dataclass
+class Place:
+    level: str  # 'state' | 'county'
+    state: State
+    county: County | None
+    span: tuple[int, int]
+    how: str = "exact"  # exact | abbr | fuzzy | qualifier | demonym | alias | unique | rule
+    text: str = ""
+    candidates: tuple[County, ...] = ()  # an ambiguous county name without a state
+
+    @property
+    def geo_id(self) -> str:
+        return self.county.geo_id if self.county else self.state.geo_id
+
+    @property
+    def label(self) -> str:
+        return self.county.label if self.county else self.state.name
+
+
+@dataclass
+class Threshold:
+    op: str  # '>', '>=', '<', '<=', 'between'
+    value: float
+    value2: float | None
+    unit: str  # 'percent' | 'dollars' | 'plain'
+    span: tuple[int, int]
+    text: str
+    noun: str = ""  # the word after the number ("people", "households")
+    measure: Measure | None = None
+    ref: "Place | None" = None  # "more people than Wyoming": the value of that place is the threshold
+
+
+@dataclass
+class Parse:
+    """Everything read from one question; :class:`~sage.planner.offline.OfflinePlanner` turns it into a plan.
+
+    ``t`` (lowercase) and ``tc`` (case kept) are the normalised question with the same offsets, so every span
+    found in one applies to the other; ``blocked`` holds the spans of places already taken."""
+
+    question: str
+    tc: str  # normalised, case kept
+    t: str  # normalised, lowercase
+    places: list[Place] = field(default_factory=list)
+    blocked: list[tuple[int, int]] = field(default_factory=list)
+    mentions: list[Mention] = field(default_factory=list)
+    thresholds: list[Threshold] = field(default_factory=list)
+    level: str | None = None
+    national: bool = False
+    fifty: bool = False
+    excl_dc: bool = False
+    incl_pr: bool = False
+    excl_pr_said: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    def strong(self) -> list[Mention]:
+        """The measures the question names outright (not the weak, implied ones)."""
+        return [m for m in self.mentions if not m.weak]
