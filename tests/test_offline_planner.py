@@ -142,6 +142,18 @@ def test_top_n_ascending(planner, settings):
     assert values_equal(float(lowest), values[0])
 
 
+def test_a_wealth_word_ranks_the_measure_that_is_named(planner, settings):
+    """“poorest … by poverty rate” ranks by poverty rate (highest first); alone, “richest” still means income."""
+    plan = planner.plan("The 6 poorest counties in Arkansas by poverty rate", [])
+    result = run(plan, settings)
+    values = col(result, "poverty_rate_pct")
+    assert len(values) == 6 and values == sorted(values, reverse=True)
+    assert "median_household_income" not in result.columns
+    richest = run(planner.plan("the 3 richest counties in Maryland", []), settings)
+    incomes = col(richest, "median_household_income")
+    assert len(incomes) == 3 and incomes == sorted(incomes, reverse=True)
+
+
 def test_default_n_is_stated(planner, settings):
     plan = planner.plan("Which counties have the highest median gross rent?", [])
     values = col(run(plan, settings), "median_gross_rent")

@@ -14,6 +14,12 @@ from .parsed import Parse
 from .vocabulary import GROUP_FAMILIES, nice_name
 
 
+#: synonyms of income that are also ranking words ("the poorest counties"); see :func:`find_measures`
+WEALTH_ADJECTIVES = frozenset(
+    {"richest", "wealthiest", "poorest", "richer", "poorer", "affluent", "wealthy", "most affluent", "least affluent"}
+)
+
+
 def find_measures(p: Parse, cat: Catalog, chunks: Sequence[Chunk]) -> None:
     """The measures the question names, outside place names; a measure "for" a population group is declined.
     With none named, a confident retrieval hit on an ACS variable the semantic layer knows is used instead."""
@@ -26,6 +32,11 @@ def find_measures(p: Parse, cat: Catalog, chunks: Sequence[Chunk]) -> None:
                 r"\b(share|percent|percentage|proportion|fraction|portion|pct)\s+of\s+(the\s+)?(total\s+)?$"
                 r"|%\s*of\s+(the\s+)?$", p.t[: m.start]):
             m.weak = True
+    # "poorest counties by poverty rate": a wealth adjective only names income when nothing else is named
+    if any(not m.weak and m.phrase not in WEALTH_ADJECTIVES for m in mentions):
+        for m in mentions:
+            if m.phrase in WEALTH_ADJECTIVES:
+                m.weak = True
     strong = [m for m in mentions if not m.weak]
     for a, b in zip(strong, strong[1:]):
         gap = p.t[a.end:b.start]
