@@ -362,3 +362,34 @@ def test_compare_results_allows_extra_columns_renames_and_rounding():
 def test_gold_order_is_the_outer_order_by():
     assert gold_is_ordered("SELECT a FROM t ORDER BY a DESC LIMIT 3")
     assert not gold_is_ordered("SELECT count(*) FROM (SELECT a FROM t ORDER BY a) x")
+
+
+def test_without_internet_is_the_complement_not_the_subscription_share(planner, settings):
+    share = run(planner.plan("What share of households in Vermont lack internet?", []), settings)
+    subscribed = run(planner.plan("What share of households in Vermont have an internet subscription?", []), settings)
+    lacking, having = share.rows[0][-1], subscribed.rows[0][-1]
+    assert share.columns[-1] == "no_internet_pct" and abs(lacking + having - 100) <= 0.11
+    count = run(planner.plan("How many households in Vermont have no internet?", []), settings)
+    total = estimate(settings, "0400000US50", "B28011_001E") - estimate(settings, "0400000US50", "B28011_002E")
+    assert count.columns[-1] == "households_without_internet" and count.rows[0][-1] == total
+
+
+@pytest.mark.parametrize(
+    "question, rows, first",
+    [("Which state has the most counties?", 1, "Texas"),
+     ("Which 3 states have the fewest counties?", 3, "District of Columbia"),
+     ("which of the 50 states has the fewest counties", 1, "Delaware"),
+     ("top 4 states by number of counties", 4, "Texas")],
+)
+def test_counties_per_state(planner, settings, question, rows, first):
+    result = run(planner.plan(question, []), settings)
+    assert result.row_count == rows and result.rows[0][0] == first
+    expected = db_value(settings, "SELECT count(*) FROM public.geography WHERE level = 'county' AND state_name = %s",
+                        first)
+    assert result.rows[0][1] == expected
+
+
+def test_counting_us_counties_leaves_out_puerto_rico(planner, settings):
+    result = run(planner.plan("How many counties are there in the US?", []), settings)
+    expected = db_value(settings, "SELECT count(*) FROM public.geography WHERE level = 'county' AND state_fips <> '72'")
+    assert result.rows == [[expected]]

@@ -46,7 +46,7 @@ from .offline_sql import (code_filter, out_cols, place_filter, select_sql, simpl
 from .parsed import Parse, Place
 from .parser import parse_question
 from .thresholds import describe_threshold
-from .vocabulary import (ASC_WORDS, BAD_HIGH, BY_LEVEL, COMBINED, DESC_WORDS, FIFTY, KNOWN_WORDS, LEVEL_PLURAL,
+from .vocabulary import (ASC_WORDS, BAD_HIGH, BY_LEVEL, COMBINED, COUNTIES_PER_STATE, DESC_WORDS, FIFTY, KNOWN_WORDS, LEVEL_PLURAL,
                          LEVEL_SINGULAR, N_RES, NUM_WORDS, PER_STATE, SET_CUE, SHARE_OF_WHOLE, SUPERLATIVE, join_words,
                          mask, nice_name, normalize_question, overlaps)
 
@@ -122,6 +122,10 @@ class OfflinePlanner:
                                  r"parishes|county equivalents|boroughs)\b", masked)
         share_cue = SHARE_OF_WHOLE.search(masked)
         set_query = self._is_set_query(p, masked)
+
+        # ---------------------------------------------------------- counties per state (a count of places, no measure)
+        if not measures and not p.thresholds and COUNTIES_PER_STATE.search(masked):
+            return self._counties_per_state(p, masked, assumptions)
 
         # ---------------------------------------------------------- pick the measures
         if not measures:
@@ -459,6 +463,34 @@ class OfflinePlanner:
         assumptions.extend(p.notes)
         return Plan(sql=sql, assumptions=assumptions, display_hint="big", planner=self.name)
 
+    def _counties_per_state(self, p: Parse, masked: str, assumptions: list[str]) -> Plan:
+        """“Which state has the most counties?”, “number of counties in each state”: a count per state."""
+        asc = bool(re.search(r"\b(fewest|least|smallest number|lowest number)\b", masked))
+        n_match = re.search(r"\b(?:top|bottom|which|what|the)\s+(\d{1,2})\s+states\b", masked)
+        if n_match and n_match.group(1) == "50" and p.fifty:  # “the 50 states” names the set, not a count
+            n_match = None
+        ranked = re.search(r"\b(most|fewest|least|largest number|greatest number|highest number|smallest number|"
+                           r"lowest number)\b", masked)
+        if n_match:
+            limit = int(n_match.group(1))
+        elif ranked and re.search(r"\bstate\b|\bhas\b", masked):  # one state asked for
+            limit = 1
+        else:
+            limit = 10 if ranked else None
+        where = ["g.level = 'county'"]
+        if p.fifty:
+            where.append("g.state_abbr NOT IN ('DC', 'PR')")
+        sql = (f"SELECT g.state_name, COUNT(*) AS counties FROM public.geography g WHERE {' AND '.join(where)} "
+               f"GROUP BY g.state_name ORDER BY counties {'ASC' if asc else 'DESC'}, g.state_name")
+        if limit:
+            sql += f" LIMIT {limit}"
+        assumptions.append("Counting county-equivalents per state in the 2022+ ACS geography: parishes, boroughs, "
+                           "census areas, independent cities, Connecticut's planning regions and Puerto Rico's "
+                           "municipios count; DC is one county-equivalent.")
+        if limit and not n_match and limit > 1:
+            assumptions.append(f"No number given, so showing {limit}.")
+        return Plan(sql=sql, assumptions=assumptions, display_hint="bar", planner=self.name)
+
     def _count_geographies(self, p: Parse, cat: Catalog, assumptions: list[str]) -> Plan:
         masked = mask(p.t, p.blocked)
         level = "county" if re.search(r"\b(counties|parishes|boroughs|county equivalents)\b", masked) else "state"
@@ -468,6 +500,10 @@ class OfflinePlanner:
             where.append(state_filter(states))
             assumptions.append("Counting county-equivalents (parishes, boroughs, census areas and independent "
                                "cities included), 2022+ ACS geography.")
+        elif level == "county":
+            where.append("g.state_abbr <> 'PR'")
+            assumptions.append("Counting the county-equivalents of the 50 states + DC (the US convention here; "
+                               "Puerto Rico's 78 municipios excluded), 2022+ ACS geography.")
         elif level == "state":
             where.append("g.state_abbr NOT IN ('DC', 'PR')" if p.fifty else "g.state_abbr <> 'PR'")
             assumptions.append("Counting state rows: the 50 states + DC (Puerto Rico excluded).")

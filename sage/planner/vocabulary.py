@@ -297,3 +297,12 @@ def parse_number(num: str, mult: str | None) -> float | None:
     factor = {"k": 1e3, "thousand": 1e3, "m": 1e6, "mil": 1e6, "mln": 1e6, "million": 1e6, "millions": 1e6,
               "mm": 1e6, "bn": 1e9, "b": 1e9, "billion": 1e9}.get((mult or "").strip(), 1.0)
     return value * factor
+
+#: “which state has the most counties”, “counties per state”, “number of counties in each state”
+COUNTIES_PER_STATE = re.compile(
+    r"\bstates?\b[^.?]*\b(most|fewest|least|largest number of|greatest number of|highest number of|"
+    r"smallest number of|lowest number of)\s+(counties|parishes|county equivalents)\b"
+    r"|\b(counties|county equivalents) (per|in each|in every|by) state\b"
+    r"|\bhow many counties (does|do) (each|every) state\b"
+    r"|\bstates? (ranked |sorted |ordered )?by (the )?(number|count) of (counties|parishes|county equivalents)\b"
+)
