@@ -393,3 +393,24 @@ def test_counting_us_counties_leaves_out_puerto_rico(planner, settings):
     result = run(planner.plan("How many counties are there in the US?", []), settings)
     expected = db_value(settings, "SELECT count(*) FROM public.geography WHERE level = 'county' AND state_fips <> '72'")
     assert result.rows == [[expected]]
+
+
+def test_a_set_of_places_added_up(planner, settings):
+    result = run(planner.plan("What is the total population of Texas counties with more than 1 million people?", []),
+                 settings)
+    expected = db_value(settings, "SELECT sum(e.estimate), count(*) FROM public.estimates e JOIN public.geography g "
+                        "ON g.geo_id = e.geo_id WHERE g.level = 'county' AND g.state_abbr = 'TX' "
+                        "AND e.variable_code = 'B01003_001E' AND e.estimate > 1000000")
+    assert result.columns == ["total_population", "counties"] and result.rows[0][0] == expected
+
+
+def test_people_living_in_places_selected_by_a_median(planner, settings):
+    plan = planner.plan("How many people live in counties with a median household income above $120,000?", [])
+    result = run(plan, settings)
+    with owner(settings) as conn:
+        expected = conn.execute(
+            "SELECT sum(p.estimate), count(*) FROM public.estimates p JOIN public.estimates i "
+            "ON i.geo_id = p.geo_id AND i.variable_code = 'B19013_001E' AND i.estimate > 120000 "
+            "WHERE p.variable_code = 'B01003_001E'").fetchone()
+    assert result.rows[0] == [expected[0], expected[1]]
+    assert any("added together" in a for a in plan.assumptions)

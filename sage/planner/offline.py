@@ -46,7 +46,7 @@ from .offline_sql import (code_filter, out_cols, place_filter, select_sql, simpl
 from .parsed import Parse, Place
 from .parser import parse_question
 from .thresholds import describe_threshold
-from .vocabulary import (ASC_WORDS, BAD_HIGH, BY_LEVEL, COMBINED, COUNTIES_PER_STATE, DESC_WORDS, FIFTY, KNOWN_WORDS, LEVEL_PLURAL,
+from .vocabulary import (ASC_WORDS, BAD_HIGH, BY_LEVEL, COMBINED, COUNTIES_PER_STATE, SET_TOTAL, DESC_WORDS, FIFTY, KNOWN_WORDS, LEVEL_PLURAL,
                          LEVEL_SINGULAR, N_RES, NUM_WORDS, PER_STATE, SET_CUE, SHARE_OF_WHOLE, SUPERLATIVE, join_words,
                          mask, nice_name, normalize_question, overlaps)
 
@@ -170,9 +170,18 @@ class OfflinePlanner:
         if (COMBINED.search(masked) or fifty_only) and not p.places and not SUPERLATIVE.search(masked) \
                 and not p.thresholds:
             return self._national(p, cat, measures, assumptions)
+        filters = {th.measure.name for th in p.thresholds if th.measure is not None}
+        if set_query and SET_TOTAL.search(masked) and not any(m.additive for m in measures):
+            # “how many people live in counties with …”: the weak count word is what gets added up
+            measures = measures + [m.measure for m in weak if m.measure.additive][:1]
+        additive = [m for m in measures if m.additive]
+        if set_query and SET_TOTAL.search(masked) and additive and all(
+                m.additive or m.name in filters for m in measures):
+            summable = [m for m in additive if m.name not in filters] or additive
+            return self._set_total(p, cat, measures, summable, assumptions)
         if set_query:
             return self._set_query(p, cat, measures, assumptions)
-        if p.places and COMBINED.search(masked) and len(p.places) >= 2:
+        if p.places and (COMBINED.search(masked) or SET_TOTAL.search(masked)) and len(p.places) >= 2:
             return self._combined_places(p, cat, measures, assumptions)
         if p.places:
             return self._places_query(p, cat, measures, assumptions)
@@ -517,6 +526,21 @@ class OfflinePlanner:
         sql, hint = self._set_sql(p, cat, measures, assumptions, level)
         assumptions.extend(p.notes)
         return Plan(sql=sql, assumptions=assumptions, display_hint=hint, planner=self.name)
+
+    def _set_total(self, p: Parse, cat: Catalog, measures: list[Measure], summable: list[Measure],
+                   assumptions: list[str]) -> Plan:
+        """“Total population of Texas counties over 1 million”: the set's counts added up (never medians or rates;
+        a rate may only select the places)."""
+        level = p.level or "state"
+        inner, _ = self._set_sql(p, cat, measures, assumptions, level)
+        noun = "counties" if level == "county" else "states"
+        sums = [f"SUM({m.column}) AS total_{m.column}" for m in summable]
+        sql = f"SELECT {', '.join(sums)}, COUNT(*) AS {noun} FROM ({inner}) AS matching"
+        assumptions.insert(0, f"Total = the matching {noun} added together (counts summed); the number of {noun} "
+                              "is shown too.")
+        assumptions.extend(p.notes)
+        return Plan(sql=sql, assumptions=assumptions, display_hint="big" if len(summable) == 1 else "statrow",
+                    planner=self.name)
 
     def _set_sql(self, p: Parse, cat: Catalog, measures: list[Measure], assumptions: list[str], level: str,
                  for_count: bool = False) -> tuple[str, str]:

@@ -306,3 +306,10 @@ COUNTIES_PER_STATE = re.compile(
     r"|\bhow many counties (does|do) (each|every) state\b"
     r"|\bstates? (ranked |sorted |ordered )?by (the )?(number|count) of (counties|parishes|county equivalents)\b"
 )
+
+#: a set of places added up: “total population of Texas counties over 1 million”, “how many people live in …”
+SET_TOTAL = re.compile(
+    r"\b(total|totals|combined|altogether|all together|in aggregate|sum of|summed|added up|add up|in all)\b"
+    r"|\bhow many (people|residents|persons|households|housing units|homes)\b[^?]*\b(live|lives|living|are)\b"
+    r"[^?]*\b(in|across)\b"
+)
