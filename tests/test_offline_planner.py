@@ -414,3 +414,65 @@ def test_people_living_in_places_selected_by_a_median(planner, settings):
             "WHERE p.variable_code = 'B01003_001E'").fetchone()
     assert result.rows[0] == [expected[0], expected[1]]
     assert any("added together" in a for a in plan.assumptions)
+
+
+# --------------------------------------------------------------------------------------- generalisation probe fixes
+
+
+@pytest.mark.parametrize("question", ["uninsured % in Miami-Dade", "population of miami-dade",
+                                      "Miami-Dade vs Broward County population"])
+def test_a_hyphenated_county_name_without_its_suffix(planner, settings, question):
+    result = run(planner.plan(question, []), settings)
+    assert "Miami-Dade County" in [row[0] for row in result.rows]
+
+
+def test_how_many_of_a_citizenship_group_is_a_count(planner, settings):
+    result = run(planner.plan("How many naturalized citizens live in New Jersey?", []), settings)
+    assert result.rows == [["New Jersey", estimate(settings, "0400000US34", "B27020_008E")]]
+
+
+def test_a_census_division_is_read_as_its_states(planner, settings):
+    plan = planner.plan("rank the new england states by population", [])
+    result = run(plan, settings)
+    with owner(settings) as conn:
+        expected = [list(r) for r in conn.execute(
+            "SELECT g.state_name, e.estimate FROM public.estimates e JOIN public.geography g ON g.geo_id = e.geo_id "
+            "WHERE g.level = 'state' AND g.state_abbr IN ('CT', 'ME', 'MA', 'NH', 'RI', 'VT') "
+            "AND e.variable_code = 'B01003_001E' ORDER BY e.estimate DESC").fetchall()]
+    assert [[r[0], r[-1]] for r in result.rows] == expected
+    assert any("New England" in a for a in plan.assumptions)
+
+
+def test_a_region_adjective_keeps_the_superlative(planner, settings):
+    result = run(planner.plan("which southern state has the highest poverty rate", []), settings)
+    assert len(result.rows) == 1
+
+
+@pytest.mark.parametrize("question, why", [
+    ("top 3 counties in the Pacific Northwest by income", "Pacific Northwest"),
+    ("Rust Belt unemployment rate", "Rust Belt"),
+    ("average median household income of counties in Ohio", "average"),
+    ("mean unemployment rate across Texas counties", "mean"),
+    ("which county has the most people per housing unit", "ratio of two measures"),
+    ("total population of the US excluding Texas", "leaving out"),
+])
+def test_qualifiers_it_cannot_honour_are_declined_not_dropped(planner, question, why):
+    plan = planner.plan(question, [])
+    assert plan.declined and why in plan.assumptions[0] and plan.suggestions
+
+
+def test_a_place_named_only_to_be_left_out_is_not_the_answer(planner, settings):
+    plan = planner.plan("What percent of the US is Hispanic excluding Puerto Rico", [])
+    result = run(plan, settings)
+    expected = db_value(
+        settings, "SELECT 100.0 * sum(e.estimate) FILTER (WHERE e.variable_code = 'B03002_012E') / "
+        "sum(e.estimate) FILTER (WHERE e.variable_code = 'B03002_001E') FROM public.estimates e "
+        "JOIN public.geography g ON g.geo_id = e.geo_id WHERE g.level = 'state' AND g.state_abbr <> 'PR'")
+    assert len(result.rows) == 1 and values_equal(expected, result.rows[0][-1])
+
+
+def test_average_as_a_synonym_of_a_median_is_stated(planner, settings):
+    plan = planner.plan("average rent in Travis County TX", [])
+    result = run(plan, settings)
+    assert result.rows[0][-1] == estimate(settings, "0500000US48453", "B25064_001E")
+    assert any("read as the median gross rent" in a for a in plan.assumptions)

@@ -4,6 +4,7 @@ fallback), and declining cross-tabulations ("income for Hispanic households") th
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 from typing import Sequence
 
 from ..census.semantic import Measure, Mention, find_mentions
@@ -12,7 +13,6 @@ from .catalog import Catalog
 from .declines import Decline, generic_suggestions, place_questions
 from .parsed import Parse
 from .vocabulary import GROUP_FAMILIES, nice_name
-
 
 #: synonyms of income that are also ranking words ("the poorest counties"); see :func:`find_measures`
 WEALTH_ADJECTIVES = frozenset(
@@ -38,6 +38,20 @@ def find_measures(p: Parse, cat: Catalog, chunks: Sequence[Chunk]) -> None:
             if m.phrase in WEALTH_ADJECTIVES:
                 m.weak = True
     strong = [m for m in mentions if not m.weak]
+    for m in strong:
+        # "average income" is a synonym of the median: say so, the two differ (and the mean is not shipped)
+        if re.search(r"\b(average|mean|avg)\b", m.phrase) and "median" in m.measure.label.lower():
+            p.notes.append(f"“{p.tc[m.start:m.end]}” read as the {nice_name(m.measure)} (a median); the data "
+                           "has no mean for it.")
+    ordered = sorted(mentions, key=lambda m: m.start)
+    for a, b in pairwise(ordered):
+        # "people per housing unit": a ratio of two measures the semantic layer does not define
+        if re.fullmatch(r"\s*(per|for every|for each)\s+(the\s+|a\s+|an\s+|one\s+)?", p.t[a.end:b.start]) \
+                and a.measure.name != b.measure.name:
+            raise Decline(
+                f"“{p.tc[a.start:b.end]}” is a ratio of two measures ({nice_name(a.measure)} and "
+                f"{nice_name(b.measure)}) that the offline planner does not compute; ask for each of them.",
+                generic_suggestions())
     for a, b in zip(strong, strong[1:]):
         gap = p.t[a.end:b.start]
         group, other = (b, a) if re.fullmatch(r"\s*(for|among|amongst|of|within)\s+(the\s+)?", gap) else (a, b)

@@ -152,6 +152,20 @@ class OfflinePlanner:
                 measures.append(th.measure)
         measures = list(dict.fromkeys(measures))
 
+        # ---------------------------------------------------------- an average over places is not computed here
+        outside = mask(t, p.blocked + [m.span for m in p.mentions])
+        avg = re.search(r"\b(average|averaged|averages|avg|mean)\b", outside)
+        if avg and (set_query or len(p.places) >= 2):
+            nice = join_words([nice_name(m) for m in measures])
+            raise Decline(
+                f"“{avg.group(0)}” over several places: the offline planner does not average places' values (an "
+                "unweighted average of counties or states is not the figure for the area, and medians, means and "
+                f"indexes must never be averaged); ask for each place's {nice} instead, or for a total or rate "
+                "of summed counts.",
+                [f"Which 5 states have the highest {nice_name(measures[0])}?" if measures[0].has_rows("state")
+                 else f"Which 10 counties have the highest {nice_name(measures[0])}?",
+                 "What is the overall US unemployment rate?", "How many people live in the US?"])
+
         # ---------------------------------------------------------- part of a whole: county of state, state of US
         if share_cue and not set_query and all(m.additive for m in measures) and len(measures) == 1 \
                 and not p.thresholds:
@@ -628,6 +642,9 @@ class OfflinePlanner:
         if level == "state" and not scope_states:
             if p.fifty:
                 assumptions.append("“The 50 states”: DC and Puerto Rico left out.")
+            elif p.excl_dc or p.excl_pr_said:
+                left = join_words((["DC"] if p.excl_dc else []) + (["Puerto Rico"] if p.excl_pr_said else []))
+                assumptions.append(f"States = every state-level row with data except {left}, as asked.")
             else:
                 assumptions.append("States = every state-level row with data: the 50 states, DC and Puerto Rico "
                                    "(say “the 50 states” to leave DC and Puerto Rico out).")

@@ -15,8 +15,22 @@ from .measures import find_measures
 from .parsed import Parse
 from .places import find_places, find_unknown_places, resolve_ambiguous
 from .thresholds import find_thresholds
-from .vocabulary import (CITY_WORD, EXCL_DC, EXCL_PR, FIFTY, INCL_PR, LEVEL_PLURAL, LEVEL_SINGULAR, NATIONAL, SUB_STATE,
-                         TIME_WORDS, VERSUS_AVG, YEAR, mask, normalize_question)
+from .vocabulary import (
+    CITY_WORD,
+    EXCL_DC,
+    EXCL_PR,
+    FIFTY,
+    INCL_PR,
+    LEVEL_PLURAL,
+    LEVEL_SINGULAR,
+    NATIONAL,
+    SUB_STATE,
+    TIME_WORDS,
+    VERSUS_AVG,
+    YEAR,
+    mask,
+    normalize_question,
+)
 
 
 def parse_question(question: str, chunks: Sequence[Chunk], cat: Catalog) -> Parse:
@@ -28,6 +42,7 @@ def parse_question(question: str, chunks: Sequence[Chunk], cat: Catalog) -> Pars
     tc = normalize_question(question)
     p = Parse(question=question, tc=tc, t=tc.lower())
     find_places(p, cat)
+    drop_excluded(p)
     find_measures(p, cat, chunks)
     find_unknown_places(p, cat)
     resolve_ambiguous(p)
@@ -35,6 +50,27 @@ def parse_question(question: str, chunks: Sequence[Chunk], cat: Catalog) -> Pars
     find_thresholds(p, cat)
     find_level(p)
     return p
+
+
+_EXCLUDING = re.compile(r"\b(excluding|except( for)?|without|not counting|leaving out|exclude|minus|other than|"
+                        r"outside( of)?|apart from|but not)\s+(the\s+)?$")
+
+
+def drop_excluded(p: Parse) -> None:
+    """A place named only to be left out ("the US excluding Puerto Rico") is not a place the question is about:
+    DC and Puerto Rico are dropped (the scope flags read in :func:`check_scope` handle them); leaving out any
+    other place is declined rather than answered about that place."""
+    keep = []
+    for pl in p.places:
+        if pl.level == "state" and _EXCLUDING.search(p.t[: pl.span[0]]):
+            if pl.state.abbr in ("DC", "PR"):
+                continue
+            raise Decline(f"leaving out a place (“{p.tc[pl.span[0]:pl.span[1]]}”) is beyond the offline planner; "
+                          "ask for the places you want, or for the US (the 50 states + DC) as a whole.",
+                          ["What is the total population of the US?", "Which 5 states have the most people?",
+                           "Compare the population of Texas and Florida"])
+        keep.append(pl)
+    p.places = keep
 
 
 def check_scope(p: Parse, cat: Catalog) -> None:

@@ -10,11 +10,40 @@ from __future__ import annotations
 import difflib
 import re
 
-from .catalog import Catalog, County, State, counties_named, is_measure_word, state_words
-from .declines import Decline, county_suggestions, generic_suggestions, state_suggestions
+from .catalog import (
+    Catalog,
+    County,
+    State,
+    counties_named,
+    is_measure_word,
+    state_words,
+)
+from .declines import (
+    Decline,
+    county_suggestions,
+    generic_suggestions,
+    state_suggestions,
+)
 from .parsed import Parse, Place
-from .vocabulary import (ASC_WORDS, COMMON_ENGLISH, COMPARE, COUNTY_ALIASES, DEMONYMS, DESC_WORDS, JOINERS, KNOWN_WORDS,
-                         SET_WORDS, STOP_BEFORE_PLACE, SUPERLATIVE, WORDLIKE_ABBRS, geo_key, join_words, overlaps)
+from .vocabulary import (
+    ASC_WORDS,
+    COMMON_ENGLISH,
+    COMPARE,
+    COUNTY_ALIASES,
+    DEMONYMS,
+    DESC_WORDS,
+    INFORMAL_REGION,
+    JOINERS,
+    KNOWN_WORDS,
+    REGION_RES,
+    SET_WORDS,
+    STOP_BEFORE_PLACE,
+    SUPERLATIVE,
+    WORDLIKE_ABBRS,
+    geo_key,
+    join_words,
+    overlaps,
+)
 
 
 def find_places(p: Parse, cat: Catalog) -> None:
@@ -40,6 +69,7 @@ def find_places(p: Parse, cat: Catalog) -> None:
         if mt.group(1) == "washington" and re.match(r",?\s+(dc|d c)\b", after):
             continue
         _add_state(p, cat.state_by_key[mt.group(1)], span, "exact")
+    _find_regions(p, cat)
     # demonyms ("Texans")
     for word, state_name in DEMONYMS.items():
         for mt in re.finditer(r"\b" + re.escape(word) + r"\b", t):
@@ -61,6 +91,32 @@ def find_places(p: Parse, cat: Catalog) -> None:
             _add_state(p, st, mt.span(), "abbr")
     _find_fuzzy_states(p, cat)
     resolve_ambiguous(p)
+
+
+def _find_regions(p: Parse, cat: Catalog) -> None:
+    """Census regions and divisions ("New England", "the Midwest") are read as their states, with the definition
+    stated; a region with no single definition ("the Sun Belt", "Pacific Northwest") is declined rather than
+    silently dropped (the answer would be about every state)."""
+    t = p.t
+    for mt in INFORMAL_REGION.finditer(t):
+        if not overlaps(mt.span(), p.blocked):
+            raise Decline(
+                f"“{p.tc[mt.start():mt.end()]}” is not a region with one agreed definition, and the data has no "
+                "region rows; name the states (or counties) you mean, or use a Census region or division "
+                "(Northeast, Midwest, South, West; New England, Pacific ...).",
+                ["Which 3 states have the highest poverty rate?",
+                 "Compare the unemployment rate of Washington, Oregon and Idaho",
+                 "Which New England state has the highest median household income for White householders?"])
+    for rx, name, codes in REGION_RES:
+        for mt in rx.finditer(t):
+            if overlaps(mt.span(), p.blocked):
+                continue
+            states = [cat.state_by_abbr[c] for c in codes if c in cat.state_by_abbr]
+            p.blocked.append(mt.span())
+            for st in states:
+                p.places.append(Place("state", st, None, mt.span(), "region", p.tc[mt.start():mt.end()]))
+            p.notes.append(f"“{p.tc[mt.start():mt.end()].strip()}” read as {name}: "
+                           f"{', '.join(st.abbr for st in states)}.")
 
 
 def resolve_ambiguous(p: Parse) -> None:
@@ -335,6 +391,16 @@ def _find_fuzzy_states(p: Parse, cat: Catalog) -> None:
                 p.places.append(Place("state", st, None, span, "fuzzy", p.tc[span[0]:span[1]]))
 
 
+def _hyphenated_county(p: Parse, same: list[County], name: str) -> County | None:
+    """A bare name typed with its hyphen ("Miami-Dade", "Matanuska-Susitna") that is the name of exactly one
+    county: no city shares such a name, so it is that county rather than an unknown place."""
+    if len(same) != 1 or "-" not in same[0].name:
+        return None
+    base = same[0].name[: len(same[0].name) - len(same[0].suffix)].strip() if same[0].suffix else same[0].name
+    typed = re.sub(r"\s*-\s*", "-", p.question.lower())
+    return same[0] if base.lower() in typed and base.lower().replace("-", " ") == name.lower() else None
+
+
 def find_unknown_places(p: Parse, cat: Catalog) -> None:
     """A name that is no state or county — usually a city ("Austin TX", "in Chicago") — must not be
     silently dropped: the answer would be about somewhere else."""
@@ -349,8 +415,26 @@ def find_unknown_places(p: Parse, cat: Catalog) -> None:
             continue
         prev = tokens[i - 1][0].lower() if i > 0 else ""
         nxt_span = tokens[i + 1][1] if i + 1 < len(tokens) else None
-        capital = (word[0].isupper() and i > 0 and not word.isupper()
-                   and (not title_case or prev in STOP_BEFORE_PLACE))
+        # a hyphenated county name typed without its suffix, in any case ("miami-dade")
+        hyph = None
+        for k in (3, 2):
+            group = tokens[i:i + k]
+            if len(group) == k and not any(overlaps(sp, p.blocked) for _, sp in group):
+                name = " ".join(w for w, _ in group)
+                hyph = _hyphenated_county(p, counties_named(name.lower(), cat), name)
+                if hyph is not None:
+                    break
+        if hyph is not None:
+            span2 = (span[0], group[-1][1][1])
+            p.blocked.append(span2)
+            p.places.append(Place("county", hyph.state, hyph, span2, "bare", name))
+            p.notes.append(f"“{p.tc[span2[0]:span2[1]]}” read as {hyph.label}, the only county of that name.")
+            continue
+        nxt = tokens[i + 1][0].lower() if i + 1 < len(tokens) else ""
+        # the first word is capitalised anyway; it is a place when a list of places follows ("Fairfax vs ...")
+        lead = i == 0 and word[0].isupper() and nxt in JOINERS and bool(counties_named(low, cat))
+        capital = lead or (word[0].isupper() and i > 0 and not word.isupper()
+                           and (not title_case or prev in STOP_BEFORE_PLACE))
         before_state = nxt_span is not None and any(
             pl.level == "state" and pl.span[0] == nxt_span[0] for pl in p.places)
         if before_state and (capital or prev in STOP_BEFORE_PLACE):
@@ -361,7 +445,7 @@ def find_unknown_places(p: Parse, cat: Catalog) -> None:
                 "(county-equivalents), not cities, towns or ZIP codes"
                 + (f" — did you mean {join_words([c.label for c in same[:3]])}?" if same else "."),
                 county_suggestions(p, same[:2]) + state_suggestions(st))
-        joined = prev in JOINERS
+        joined = prev in JOINERS or lead
         if capital and (prev in STOP_BEFORE_PLACE or joined):
             # a name of several words ("St Louis", "Santa Fe"): the longest that names counties
             name, same = word, counties_named(low, cat)

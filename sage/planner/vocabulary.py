@@ -313,3 +313,50 @@ SET_TOTAL = re.compile(
     r"|\bhow many (people|residents|persons|households|housing units|homes)\b[^?]*\b(live|lives|living|are)\b"
     r"[^?]*\b(in|across)\b"
 )
+
+# ---------------------------------------------------------------------------------------------------------------
+# regions: the Census Bureau's regions and divisions have one definition, so they are read as their states (and
+# the definition is stated); informal regions ("the Sun Belt", "Pacific Northwest") have none and are declined
+
+_NEW_ENGLAND = ("CT", "ME", "MA", "NH", "RI", "VT")
+_MID_ATLANTIC = ("NJ", "NY", "PA")
+_EN_CENTRAL = ("IL", "IN", "MI", "OH", "WI")
+_WN_CENTRAL = ("IA", "KS", "MN", "MO", "NE", "ND", "SD")
+_S_ATLANTIC = ("DE", "DC", "FL", "GA", "MD", "NC", "SC", "VA", "WV")
+_ES_CENTRAL = ("AL", "KY", "MS", "TN")
+_WS_CENTRAL = ("AR", "LA", "OK", "TX")
+_MOUNTAIN = ("AZ", "CO", "ID", "MT", "NV", "NM", "UT", "WY")
+_PACIFIC = ("AK", "CA", "HI", "OR", "WA")
+
+#: (pattern, name used in the assumption, postal codes)
+REGIONS = [
+    (r"new england", "New England (Census division)", _NEW_ENGLAND),
+    (r"(mid|middle) atlantic", "Middle Atlantic (Census division)", _MID_ATLANTIC),
+    (r"east north central", "East North Central (Census division)", _EN_CENTRAL),
+    (r"west north central", "West North Central (Census division)", _WN_CENTRAL),
+    (r"south atlantic", "South Atlantic (Census division)", _S_ATLANTIC),
+    (r"east south central", "East South Central (Census division)", _ES_CENTRAL),
+    (r"west south central", "West South Central (Census division)", _WS_CENTRAL),
+    (r"mountain(?= (states|division)\b)", "Mountain (Census division)", _MOUNTAIN),
+    (r"pacific(?= (states|division)\b)", "Pacific (Census division)", _PACIFIC),
+    (r"west coast", "the West Coast (CA, OR, WA)", ("CA", "OR", "WA")),
+    (r"north ?east(ern)?(?= (states?|region|us)\b)|(the|in) north ?east\b(?! (of|corner))",
+     "the Northeast (Census region)", _NEW_ENGLAND + _MID_ATLANTIC),
+    (r"mid ?west(ern)?(?= (states?|region|us)\b)|(the|in) mid ?west\b|\bmid ?west(ern)?\b",
+     "the Midwest (Census region)", _EN_CENTRAL + _WN_CENTRAL),
+    (r"south(ern)?(?= (states?|region|us)\b)|(the|in) south\b(?! (of|side|end))",
+     "the South (Census region)", _S_ATLANTIC + _ES_CENTRAL + _WS_CENTRAL),
+    (r"west(ern)?(?= (states?|region|us)\b)|(the|in) west\b(?! (of|side|end))",
+     "the West (Census region)", _MOUNTAIN + _PACIFIC),
+]
+REGION_RES = [(re.compile(r"\b(" + rx + r")\b"), name, codes) for rx, name, codes in REGIONS]
+
+#: regions with no single definition: declined, naming the states to list instead
+INFORMAL_REGION = re.compile(
+    r"\b(pacific northwest|northwest|south ?west|south ?east|deep south|sun ?belt|rust ?belt|bible belt|"
+    r"corn belt|black belt|great plains|plains states|great lakes|appalachia\w*|mountain west|east coast|"
+    r"gulf coast|gulf states|tri ?state area|bay area|new york metro|dmv area|heartland|lower 48|"
+    r"contiguous (us|united states|states)|continental (us|united states)|upper midwest|border states|"
+    r"sand states|dixie|four corners|the coasts|coastal states|swing states|battleground states|"
+    r"red states|blue states|southern california|northern california|central valley|inland empire|"
+    r"upstate|downstate|panhandle)\b")
