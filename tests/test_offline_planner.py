@@ -476,3 +476,86 @@ def test_average_as_a_synonym_of_a_median_is_stated(planner, settings):
     result = run(plan, settings)
     assert result.rows[0][-1] == estimate(settings, "0500000US48453", "B25064_001E")
     assert any("read as the median gross rent" in a for a in plan.assumptions)
+
+
+# --------------------------------------------------------------------------------------- second generalization probe
+
+
+@pytest.mark.parametrize("question, state_fips", [
+    ("Which census area in Alaska has the lowest median household income?", "02"),
+    ("Which Louisiana parish is the most populous?", "22"),
+    ("Which municipio of Puerto Rico has the most housing units?", "72"),
+    ("Which Connecticut planning region has the highest per capita income?", "09"),
+])
+def test_a_county_equivalent_word_makes_a_set_question(planner, settings, question, state_fips):
+    """“Which census area / municipio / planning region …” ranks the county rows of the state, not the state."""
+    plan = planner.plan(question, [])
+    result = run(plan, settings)
+    assert len(result.rows) == 1 and result.columns[:2] == ["county_name", "state_name"]
+    measure_code = next(c for c in ("B19013_001E", "B01003_001E", "B25001_001E", "B19301_001E") if c in plan.sql)
+    best = db_value(settings, "SELECT {} (e.estimate) FROM public.estimates e JOIN public.geography g USING (geo_id) "
+                    "WHERE g.level = 'county' AND g.state_fips = %s AND e.variable_code = %s".format(
+                        "min" if "lowest" in question else "max"), state_fips, measure_code)
+    assert result.rows[0][-1] == best
+
+
+def test_which_has_without_a_level_word_after_it_is_one_place(planner, settings):
+    plan = planner.plan("Among the 50 states, which has the highest unemployment rate?", [])
+    result = run(plan, settings)
+    expected = db_value(
+        settings, "SELECT g.state_name FROM public.estimates e JOIN public.geography g USING (geo_id) WHERE "
+        "g.level = 'state' AND g.state_abbr NOT IN ('DC', 'PR') AND e.variable_code IN ('B23025_005E', "
+        "'B23025_003E') GROUP BY g.state_name ORDER BY sum(e.estimate) FILTER (WHERE e.variable_code = "
+        "'B23025_005E') / sum(e.estimate) FILTER (WHERE e.variable_code = 'B23025_003E') DESC LIMIT 1")
+    assert col(result, "state_name") == [expected]
+
+
+def test_the_count_after_the_superlative(planner, settings):
+    """“highest 4 …” / “lowest three …”: the number may follow the superlative."""
+    result = run(planner.plan("highest 4 median home values among Vermont counties", []), settings)
+    expected = db_value(settings, "SELECT array_agg(v ORDER BY v DESC) FROM (SELECT e.estimate v FROM "
+                        "public.estimates e JOIN public.geography g USING (geo_id) WHERE g.level = 'county' AND "
+                        "g.state_abbr = 'VT' AND e.variable_code = 'B25077_001E' ORDER BY e.estimate DESC LIMIT 4) t")
+    assert col(result, "median_home_value") == expected
+    assert len(run(planner.plan("lowest three poverty rates of Iowa counties", []), settings).rows) == 3
+
+
+@pytest.mark.parametrize("question, geo_ids", [
+    ("Is Georgia's population larger than Michigan's?", ("0400000US13", "0400000US26")),
+    ("Does Maricopa County, AZ have more people than Nevada?", ("0500000US04013", "0400000US32")),
+])
+def test_a_named_place_against_another_is_a_comparison_not_a_threshold(planner, settings, question, geo_ids):
+    result = run(planner.plan(question, []), settings)
+    assert sorted(col(result, "population")) == sorted(estimate(settings, g, "B01003_001E") for g in geo_ids)
+
+
+def test_a_place_as_the_line_for_a_set_still_is_a_threshold(planner, settings):
+    result = run(planner.plan("Which Florida counties have more people than Delaware?", []), settings)
+    line = estimate(settings, "0400000US10", "B01003_001E")
+    assert result.rows and all(v > line for v in col(result, "population"))
+    assert set(col(result, "state_name")) == {"Florida"}
+
+
+def test_a_listed_measure_is_kept_next_to_one_that_supersedes_it(planner, settings):
+    """The Gini index supersedes “income” in “income inequality”, but a listed “median household income” is
+    its own item."""
+    plan = planner.plan("Marin County, CA: median household income, Gini index and per capita income", [])
+    result = run(plan, settings)
+    assert len(result.rows) == 1
+    row = dict(zip(result.columns, result.rows[0]))
+    for column, code in (("median_household_income", "B19013_001E"), ("gini_index", "B19083_001E"),
+                         ("per_capita_income", "B19301_001E")):
+        assert values_equal(estimate(settings, "0500000US06041", code), row[column])
+    # one concept in two words still reads as the specific measure
+    plan = planner.plan("median income of White householders in Ohio", [])
+    assert "B19013A_001E" in plan.sql and "B19013_001E" not in plan.sql
+
+
+def test_american_before_a_noun_is_the_us(planner, settings):
+    plan = planner.plan("What share of American households have an internet subscription?", [])
+    result = run(plan, settings)
+    expected = db_value(
+        settings, "SELECT 100.0 * sum(e.estimate) FILTER (WHERE e.variable_code = 'B28011_002E') / "
+        "sum(e.estimate) FILTER (WHERE e.variable_code = 'B28011_001E') FROM public.estimates e "
+        "JOIN public.geography g ON g.geo_id = e.geo_id WHERE g.level = 'state' AND g.state_abbr <> 'PR'")
+    assert len(result.rows) == 1 and values_equal(expected, result.rows[0][-1])

@@ -513,9 +513,9 @@ def find_mentions(
     if fuzzy:
         found.extend(_fuzzy_mentions(text, measures, taken))
     found.sort(key=lambda x: x.start)
-    found = _drop_superseded(found)  # first, so "how many households have internet" reads as one measure
+    found = _drop_superseded(found, text)  # first, so "how many households have internet" reads as one measure
     found = _resolve_families(text, found, measures)
-    return _drop_superseded(found)
+    return _drop_superseded(found, text)
 
 
 def _fuzzy_mentions(text: str, measures: Sequence[Measure], taken: list[tuple[int, int]]) -> list[Mention]:
@@ -581,11 +581,26 @@ def _resolve_families(text: str, found: list[Mention], measures: Sequence[Measur
     return out
 
 
-def _drop_superseded(found: list[Mention]) -> list[Mention]:
-    """Drop a mention when another (non-weak) mention names a more specific measure that supersedes it."""
+#: words between two mentions that make them items of a list ("median household income, Gini index and ...")
+_LIST_SEPARATOR = re.compile(r"[,;&]|\b(and|plus|vs|versus|as well as|along with)\b")
+
+
+def _drop_superseded(found: list[Mention], text: str = "") -> list[Mention]:
+    """Drop a mention when another (non-weak) mention names a more specific measure that supersedes it.
+
+    Supersession exists for one concept read as two mentions ("income for White householders" is not also the
+    all-households median); when the question lists the two as separate items ("median household income, Gini
+    index and ..."), each is asked for and both stay."""
+    def listed(f: Mention, g: Mention) -> bool:
+        if not text or f.weak:
+            return False
+        a, b = (f, g) if f.start < g.start else (g, f)
+        return bool(_LIST_SEPARATOR.search(text[a.end:b.start]))
+
     return [
         f for f in found
-        if not any(g is not f and not g.weak and f.measure.name in g.measure.supersedes for g in found)
+        if not any(g is not f and not g.weak and f.measure.name in g.measure.supersedes and not listed(f, g)
+                   for g in found)
     ]
 
 

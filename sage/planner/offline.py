@@ -228,7 +228,9 @@ class OfflinePlanner:
         if SET_CUE.search(masked) or BY_LEVEL.search(masked):
             return True
         if SUPERLATIVE.search(masked) and p.level:
-            return bool(re.search(r"\b(state|county|parish)\b", masked)) and not re.search(
+            return bool(re.search(r"\b(state|county|parish|borough|census area|municipio|county equivalent|"
+                                  r"planning region)\b",
+                                  masked)) and not re.search(
                 r"\b(the )?state of\b", masked)
         return bool(p.thresholds) and bool(re.search(r"\b(state|county)\b", masked))
 
@@ -719,6 +721,10 @@ class OfflinePlanner:
             direction = "ASC" if re.search(r"\bbottom\b", txt) else "DESC"
         if n is None and re.search(r"\b(states|counties|parishes|boroughs)\s+(has|is|ranks|had|was)\b|\bwhich one\b",
                                    txt):
+            n = 1
+        # "Of the 50 states, which has the lowest ...": a singular verb right after "which", no plural after it
+        which_verb = re.search(r"\bwhich\s+(has|is|had|was|ranks|comes)\b", txt)
+        if n is None and which_verb and not LEVEL_PLURAL.search(txt[which_verb.end():]):
             n = 1
         if n is None and LEVEL_SINGULAR.search(txt) and not LEVEL_PLURAL.search(txt):
             n = 1

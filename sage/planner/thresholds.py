@@ -10,7 +10,8 @@ from .catalog import Catalog
 from .declines import Decline, topic_suggestions
 from .measures import implied_measure
 from .parsed import Parse, Threshold
-from .vocabulary import NOUN_MEASURE, NUM_WORDS, THAN_PLACE, THRESHOLD_RES, mask, nice_name, overlaps, parse_number
+from .vocabulary import (LEVEL_PLURAL, NOUN_MEASURE, NUM_WORDS, SET_CUE, THAN_PLACE, THRESHOLD_RES, mask, nice_name,
+                         overlaps, parse_number)
 
 
 def find_thresholds(p: Parse, cat: Catalog) -> None:
@@ -37,9 +38,15 @@ def find_thresholds(p: Parse, cat: Catalog) -> None:
         if not overlaps(mt.span(), taken):
             found.append(Threshold(">", 50.0, None, "percent", mt.span(), mt.group(0)))
     # "counties with more people than Wyoming": the named place's own value is the line
+    places_masked = mask(p.t, p.blocked)
     for mt in THAN_PLACE.finditer(p.t):
         ref = next((pl for pl in p.places if pl.span[0] == mt.end() and pl.how != "ambiguous"), None)
         if ref is None or overlaps(mt.span(), taken):
+            continue
+        # "Is Texas's population bigger than California's?": a named place against another is a comparison of
+        # the two, not a line for a set of places (that needs "which states/counties ...")
+        subject = any(pl is not ref and pl.span[1] <= mt.start() for pl in p.places)
+        if subject and not (LEVEL_PLURAL.search(places_masked) or SET_CUE.search(places_masked)):
             continue
         op = ">" if mt.group(1) in ("more", "higher", "greater", "larger", "bigger") else "<"
         found.append(Threshold(op, 0.0, None, "place", (mt.start(), ref.span[1]),

@@ -113,7 +113,8 @@ VERSUS_AVG = re.compile(
 NATIONAL = re.compile(
     r"\b(united states|usa|the us|in us|of us|for us|the nation|nationally|nationwide|national|"
     r"the (whole|entire) (country|nation|us)|the country|this country|our country|countrywide|country wide|"
-    r"all of america|america|americans|across all states|all states combined|all 50 states combined|"
+    r"all of america|america|americans|american (households|people|residents|adults|families|homes|workers|"
+    r"population|public|women|men|children|kids|seniors)|across all states|all states combined|all 50 states combined|"
     r"the us overall|us total|"
     r"total us|us overall|us wide)\b")
 FIFTY = re.compile(r"\b(50|fifty) states\b")
@@ -122,11 +123,14 @@ EXCL_DC = re.compile(r"\b(excluding|except|without|not counting|leaving out|excl
 EXCL_PR = re.compile(r"\b(excluding|except|without|not counting|leaving out|exclude|minus) (the )?(pr|puerto rico)\b")
 INCL_PR = re.compile(r"\b(including|include|with|plus) (the )?(pr|puerto rico)\b")
 
-LEVEL_PLURAL = re.compile(r"\b(states|counties|parishes|boroughs|county equivalents|municipios|census areas)\b")
-LEVEL_SINGULAR = re.compile(r"\b(state|county|parish|borough|county equivalent|municipio)\b")
+LEVEL_PLURAL = re.compile(r"\b(states|counties|parishes|boroughs|county equivalents|municipios|census areas|"
+                          r"planning regions)\b")
+LEVEL_SINGULAR = re.compile(r"\b(state|county|parish|borough|county equivalent|municipio|census area|"
+                            r"planning region)\b")
 SET_CUE = re.compile(
     r"\b(which|what|each|every|per|by|all|any|list|rank|ranking|ranked|show|among|across|compare)\s+"
-    r"(of the\s+|the\s+)?(\d+\s+|[a-z]+\s+){0,3}?(state|county|parish|states|counties|parishes)\b")
+    r"(of the\s+|the\s+)?(\d+\s+|[a-z]+\s+){0,3}?(state|county|parish|states|counties|parishes|boroughs?|"
+    r"census areas?|municipios?|county equivalents?|planning regions?)\b")
 THAN_PLACE = re.compile(r"\b(more|higher|greater|larger|bigger|less|lower|fewer|smaller)\s+(\w+\s+){0,5}?than\s+"
                         r"(that of\s+|those of\s+|in\s+|for\s+|of\s+)?")
 COMBINED = re.compile(r"\b(combined|altogether|all together|as a whole|in aggregate|taken together)\b")
@@ -274,6 +278,9 @@ N_RES = [
     re.compile(r"\b(?P<n>\d{1,3}|" + NUM_WORD_RE + r")\s+(\w+\s+){0,3}?(states|counties|parishes|boroughs|places)\b"),
     re.compile(r"\b(?P<n>\d{1,3}|" + NUM_WORD_RE + r")\s+(highest|lowest|most|least|largest|smallest|biggest|"
                r"richest|poorest|oldest|youngest)\b"),
+    # "lowest 5 median rents", "highest ten poverty rates": the number after the superlative
+    re.compile(r"\b(highest|lowest|largest|smallest|biggest|richest|poorest|oldest|youngest|cheapest|priciest)\s+"
+               r"(?P<n>\d{1,3}|" + NUM_WORD_RE + r")\b(?!\s*(%|percent|k\b|thousand|million|,\d))"),
 ]
 
 
