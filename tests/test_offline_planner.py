@@ -310,7 +310,10 @@ def test_share_of_its_state(planner, settings):
         ("What is the share of seniors over 65 in Maine?", "age"),
         ("Tell me something interesting", "measure"),
         ("poverty rate among Hispanics in Texas", "cross-tabulation"),
-        ("Is Ohio's unemployment rate above the national average?", "national"),
+        ("Is Marin County's median household income above the national average?", "no US figure"),
+        ("Which Texas counties have unemployment higher than the national rate?", "national"),
+        ("What was Ohio's population in the 2021 1-year ACS?", "1-year"),
+        ("people in poverty per 1,000 residents in Ohio", "2018-2022"),
     ],
 )
 def test_declines_say_why_and_offer_answerable_questions(planner, question, why):
@@ -559,3 +562,96 @@ def test_american_before_a_noun_is_the_us(planner, settings):
         "sum(e.estimate) FILTER (WHERE e.variable_code = 'B28011_001E') FROM public.estimates e "
         "JOIN public.geography g ON g.geo_id = e.geo_id WHERE g.level = 'state' AND g.state_abbr <> 'PR'")
     assert len(result.rows) == 1 and values_equal(expected, result.rows[0][-1])
+
+
+# --------------------------------------------------------------------------------------- terse, fractions, the US row
+
+
+def _rate(settings, where, num, den):
+    """A rate of summed counts over the geography rows matching ``where`` (independent SQL)."""
+    return db_value(settings,
+                    "SELECT 100.0 * SUM(e.estimate) FILTER (WHERE e.variable_code = ANY(%s)) / "
+                    "SUM(e.estimate) FILTER (WHERE e.variable_code = ANY(%s)) FROM public.estimates e "
+                    f"JOIN public.geography g USING (geo_id) WHERE {where}", list(num), list(den))
+
+
+@pytest.mark.parametrize("question, geo_id, code", [
+    ("mhi cook county il", "0500000US17031", "B19013_001E"),
+    ("gini sf", "0500000US06075", "B19083_001E"),
+])
+def test_terse_abbreviations_of_measures_and_places(planner, settings, question, geo_id, code):
+    res = run(planner.plan(question, []), settings)
+    want = estimate(settings, geo_id, code)
+    assert len(res.rows) == 1 and any(values_equal(float(want), cell) for cell in res.rows[0][2:])
+
+
+def test_terse_rate_abbreviation(planner, settings):
+    res = run(planner.plan("unemp rate ohio", []), settings)
+    want = _rate(settings, "g.geo_id = '0400000US39'", ["B23025_005E"], ["B23025_003E"])
+    assert len(res.rows) == 1 and values_equal(float(want), res.rows[0][-1])
+
+
+def test_how_many_in_each_is_a_ranking_not_a_total(planner, settings):
+    res = run(planner.plan("What are the 3 most populous counties in Ohio, and how many people live in each?", []),
+              settings)
+    with owner(settings) as conn:
+        want = [r[0] for r in conn.execute(
+            "SELECT e.estimate FROM public.estimates e JOIN public.geography g USING (geo_id) WHERE g.level = "
+            "'county' AND g.state_abbr = 'OH' AND e.variable_code = 'B01003_001E' ORDER BY 1 DESC LIMIT 3")]
+    assert col(res, "population") == want
+
+
+@pytest.mark.parametrize("question, op, cut", [
+    ("Which states are more than 1 in 5 Hispanic?", ">", 20.0),
+    ("states where over a third of residents are Hispanic", ">", 100 / 3),
+    ("Which states have at least a quarter of residents Hispanic?", ">=", 25.0),
+    ("Which states have fewer than one in ten residents Hispanic?", "<", 10.0),
+])
+def test_fractions_are_percentage_thresholds(planner, settings, question, op, cut):
+    res = run(planner.plan(question, []), settings)
+    with owner(settings) as conn:
+        rows = conn.execute(
+            "SELECT g.state_name, 100.0 * SUM(e.estimate) FILTER (WHERE e.variable_code = 'B03002_012E') / "
+            "SUM(e.estimate) FILTER (WHERE e.variable_code = 'B03002_001E') FROM public.estimates e "
+            "JOIN public.geography g USING (geo_id) WHERE g.level = 'state' GROUP BY 1").fetchall()
+    pick = {">": lambda v: v > cut, ">=": lambda v: v >= cut, "<": lambda v: v < cut}[op]
+    assert sorted(col(res, "state_name")) == sorted(name for name, v in rows if pick(float(v)))
+
+
+def test_over_half_of_counties_residents(planner, settings):
+    res = run(planner.plan("counties where over half the residents are Black", []), settings)
+    n = db_value(settings,
+                 "SELECT count(*) FROM (SELECT g.geo_id FROM public.estimates e JOIN public.geography g USING (geo_id) "
+                 "WHERE g.level = 'county' GROUP BY g.geo_id HAVING SUM(e.estimate) FILTER (WHERE e.variable_code = "
+                 "'B02001_003E') > 0.5 * SUM(e.estimate) FILTER (WHERE e.variable_code = 'B01003_001E')) s")
+    assert len(res.rows) == n and n > 0
+
+
+@pytest.mark.parametrize("question", [
+    "Is Florida's poverty rate higher than the national average?",
+    "Compare the poverty rate in Florida to the US as a whole",
+])
+def test_a_place_against_the_us_adds_a_us_row(planner, settings, question):
+    plan = planner.plan(question, [])
+    res = run(plan, settings)
+    us = _rate(settings, "g.level = 'state' AND g.state_abbr <> 'PR'", ["B17025_002E"], ["B17025_001E"])
+    fl = _rate(settings, "g.geo_id = '0400000US12'", ["B17025_002E"], ["B17025_001E"])
+    got = {r[0]: r[-1] for r in res.rows}
+    assert set(got) == {"Florida", "United States"}
+    assert values_equal(float(fl), got["Florida"]) and values_equal(float(us), got["United States"])
+    assert any("50 states + DC" in a for a in plan.assumptions)
+
+
+def test_lowercase_us_before_a_measure_is_the_country(planner, settings):
+    res = run(planner.plan("us poverty rate", []), settings)
+    us = _rate(settings, "g.level = 'state' AND g.state_abbr <> 'PR'", ["B17025_002E"], ["B17025_001E"])
+    assert len(res.rows) == 1 and values_equal(float(us), res.rows[0][0])
+    # "us" as an object pronoun stays a pronoun
+    res = run(planner.plan("tell us the poverty rate in Ohio", []), settings)
+    assert col(res, "state_name") == ["Ohio"]
+
+
+def test_a_count_per_1000_residents(planner, settings):
+    res = run(planner.plan("How many housing units per 1,000 residents does Vermont have?", []), settings)
+    want = 1000 * estimate(settings, "0400000US50", "B25001_001E") / estimate(settings, "0400000US50", "B01003_001E")
+    assert len(res.rows) == 1 and values_equal(float(want), res.rows[0][-1])

@@ -122,6 +122,12 @@ class OfflinePlanner:
                                  r"parishes|county equivalents|boroughs)\b", masked)
         share_cue = SHARE_OF_WHOLE.search(masked)
         set_query = self._is_set_query(p, masked)
+        if p.per_n and (set_query or p.thresholds or p.vs_us or not p.places):
+            raise Decline(f"rates “{p.per_n[1]}” are computed by the offline planner only for named places; ask "
+                          "for one state's or county's figure, or for a percentage share.", topic_suggestions(p, cat))
+        if p.vs_us and (set_query or p.thresholds):
+            raise Decline("comparing a set of places against the national figure is beyond the offline planner; "
+                          "ask for the places' values and the US figure separately.", topic_suggestions(p, cat))
 
         # ---------------------------------------------------------- counties per state (a count of places, no measure)
         if not measures and not p.thresholds and COUNTIES_PER_STATE.search(masked):
@@ -323,6 +329,10 @@ class OfflinePlanner:
 
         mixed = len(levels) > 1
         level = "county" if "county" in levels else "state"
+        if p.per_n:
+            return self._per_n(p, cat, measures, places, level, assumptions)
+        if p.vs_us:
+            return self._with_us_row(p, cat, measures, places, level, assumptions)
         if mixed:
             where = f"g.geo_id IN ({', '.join(sql_str(pl.geo_id) for pl in places)})"
             place_cols = ["g.level", "g.county_name", "g.state_name"]
@@ -345,6 +355,85 @@ class OfflinePlanner:
             hint = "big" if len(measures) == 1 else "statrow"
         else:
             hint = "bar" if len(measures) == 1 else ("grouped" if len(measures) == 2 else "table")
+        return Plan(sql=sql, assumptions=assumptions, display_hint=hint, planner=self.name)
+
+    # ---------------------------------------------------------- a count per 1,000 residents
+    def _per_n(self, p: Parse, cat: Catalog, measures: list[Measure], places: list[Place], level: str,
+               assumptions: list[str]) -> Plan:
+        """“Housing units per 1,000 residents”: a count over total population, both of one ACS period (a
+        2018-2022 count is never divided by 2019-2023 population), scaled by N."""
+        n, phrase = p.per_n
+        pop = cat.measure("population")
+        measures = [m for m in measures if m.name != "population"]
+        bad = [m for m in measures if not m.additive or m.vintage != pop.vintage]
+        if not measures or bad or len({pl.level for pl in places}) > 1:
+            m = bad[0] if bad else None
+            why = (f"{m.label} is {'not a count' if not m.additive else f'from ACS {m.vintage}'}, so it cannot be "
+                   f"divided by the {pop.vintage} population" if m else "no count to divide by the population")
+            raise Decline(f"“{phrase}”: {why}; ask for the figure itself or a percentage share.",
+                          topic_suggestions(p, cat))
+        pop_code = pop.numerator[0]
+        cols = []
+        for m in measures:
+            cols.append(f"ROUND({n}.0 * {m.condition_expression('e')} / NULLIF(SUM(e.estimate) FILTER (WHERE "
+                        f"e.variable_code = '{pop_code}'), 0), 1) AS {m.column}_per_{n}")
+        head = "g.county_name, g.state_name" if level == "county" else "g.state_name"
+        group = "g.geo_id, g.county_name, g.state_name" if level == "county" else "g.state_name"
+        codes = code_filter(variable_codes(measures) + [pop_code])
+        sql = (f"SELECT {head}, {', '.join(cols)} FROM public.estimates e JOIN public.geography g ON "
+               f"g.geo_id = e.geo_id WHERE g.level = '{level}' AND {place_filter(places, level)} AND {codes} "
+               f"GROUP BY {group}")
+        assumptions.append(f"“{phrase}” = {n:,} × count / total population ({pop_code}), both ACS {pop.vintage}.")
+        _explain_places(places, assumptions)
+        _explain_measures(measures, assumptions, level=level, sql=sql, places=places, moe=False)
+        assumptions.extend(p.notes)
+        hint = "big" if len(places) == 1 and len(measures) == 1 else "bar"
+        return Plan(sql=sql, assumptions=assumptions, display_hint=hint, planner=self.name)
+
+    # ---------------------------------------------------------- named places next to the US figure
+    def _with_us_row(self, p: Parse, cat: Catalog, measures: list[Measure], places: list[Place], level: str,
+                     assumptions: list[str]) -> Plan:
+        """“Is Florida's poverty rate above the national average?”: each place's value and one row for the US,
+        computed like a national figure (the 50 states + DC summed; rates from the summed counts).  Medians,
+        means and indexes have no US figure, so the comparison is declined rather than half answered."""
+        bad = [m for m in measures if not m.aggregable or not m.has_rows("state")]
+        if bad:
+            m = bad[0]
+            raise Decline(
+                f"{m.label} ({', '.join(m.numerator)}) has no US figure: there are no nation rows, and county "
+                "medians, means and indexes must not be averaged into one.",
+                [f"What is the {nice_name(m)} in {places[0].label}?" if m.has_rows(places[0].level)
+                 else f"Which 10 counties have the highest {nice_name(m)}?",
+                 "What is the overall US unemployment rate?",
+                 f"Is the unemployment rate in {places[0].label} higher than the national rate?"])
+        if len({pl.level for pl in places}) > 1:
+            raise Decline("to set places against the US, keep to one level (states or counties).",
+                          topic_suggestions(p, cat))
+        codes = code_filter(variable_codes(measures))
+        exprs = ", ".join(f"{m.sql_expression('e')} AS {m.column}" for m in measures)
+        frm = "FROM public.estimates e JOIN public.geography g ON g.geo_id = e.geo_id"
+        if level == "county":
+            head, us_head, group = ("g.county_name, g.state_name", "'United States' AS county_name, NULL AS state_name",
+                                    "g.geo_id, g.county_name, g.state_name")
+        else:
+            head, us_head, group = "g.state_name", "'United States' AS state_name", "g.state_name"
+        sql = (f"SELECT {head}, {exprs} {frm} WHERE g.level = '{level}' AND {place_filter(places, level)} "
+               f"AND {codes} GROUP BY {group} "
+               f"UNION ALL SELECT {us_head}, {exprs} {frm} WHERE g.level = 'state' AND g.state_abbr <> 'PR' "
+               f"AND {codes}")
+        assumptions.append("US row = the sum over the 50 states + DC (the state rows; there are no nation rows; "
+                           "Puerto Rico excluded); rates computed from the summed counts.")
+        for m in measures:
+            cov = m.coverage.get("state")
+            if cov is not None:
+                lacking = [s.name for s in cat.states if s.fips not in cov and s.abbr != "PR"]
+                if lacking:
+                    assumptions.append(f"{m.label}: no rows for {', '.join(lacking)}, so the US figure covers the "
+                                       "other states only.")
+        _explain_places(places, assumptions)
+        _explain_measures(measures, assumptions, level=level, sql=sql, places=places, moe=False)
+        assumptions.extend(p.notes)
+        hint = "bar" if len(measures) == 1 else ("grouped" if len(measures) == 2 else "table")
         return Plan(sql=sql, assumptions=assumptions, display_hint=hint, planner=self.name)
 
     # ---------------------------------------------------------- several places added together

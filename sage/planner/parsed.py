@@ -63,6 +63,8 @@ class Parse:
     excl_dc: bool = False
     incl_pr: bool = False
     excl_pr_said: bool = False
+    per_n: tuple[int, str] | None = None  # "per 1,000 residents": (1000, the phrase) — a count over population
+    vs_us: bool = False  # "higher than the national average", "Texas vs the US": add a US row to the places
     notes: list[str] = field(default_factory=list)
 
     def strong(self) -> list[Mention]:

@@ -23,7 +23,12 @@ from .vocabulary import (
     INCL_PR,
     LEVEL_PLURAL,
     LEVEL_SINGULAR,
+    LOWER_US,
     NATIONAL,
+    OTHER_PRODUCT,
+    VS_US,
+    per_number,
+    PER_N,
     SUB_STATE,
     TIME_WORDS,
     VERSUS_AVG,
@@ -111,7 +116,27 @@ def check_scope(p: Parse, cat: Catalog) -> None:
                 f"enrolment) only — nothing for {mt.group(0)}.", topic_suggestions(p, cat))
         p.notes.append(f"“{mt.group(0)}” read as the ACS 5-year period that includes it (period estimates, "
                        "not a single-year count).")
+    mt = OTHER_PRODUCT.search(masked)
+    if mt:
+        raise Decline(
+            f"“{mt.group(0)}”: the data holds ACS 5-year estimates only (2019-2023, or 2018-2022 for poverty, "
+            "health insurance and enrolment) — no 1-year or 3-year ACS figures.", topic_suggestions(p, cat))
+    mt = PER_N.search(masked)
+    if mt:
+        n = per_number(mt.group(1), mt.group(3))
+        if n is None or mt.group(4) not in ("people", "residents", "persons", "population", "inhabitants", "capita",
+                                            "person", "resident", "head"):
+            raise Decline(
+                f"rates “{mt.group(0)}” are not computed by the offline planner; ask for the count and the "
+                "population (or a percentage share) instead.", topic_suggestions(p, cat))
+        p.per_n = (n, mt.group(0))
     mt = VERSUS_AVG.search(masked)
+    if mt and mt.group(4) in ("national", "us", "country", "nationwide") and p.places:
+        # "Is Florida's poverty rate higher than the national average?": the places plus a US row (the 50 states +
+        # DC, summed counts); the planner declines it for medians and indexes, which have no US figure
+        p.vs_us = True
+        p.national = True
+        mt = None
     if mt:
         raise Decline(f"comparing against an average or a national/state figure (“{mt.group(0)}”) is beyond "
                       "the offline planner; ask for the places' values and the overall figure separately.",
@@ -125,8 +150,10 @@ def check_scope(p: Parse, cat: Catalog) -> None:
         p.incl_pr = False
         p.excl_pr_said = True
     masked2 = mask(t, p.blocked + [m.span for m in p.mentions if not m.weak])
-    if NATIONAL.search(masked2) or re.search(r"\b(US|USA)\b", mask(p.tc, p.blocked)):
+    if NATIONAL.search(masked2) or re.search(r"\b(US|USA)\b", mask(p.tc, p.blocked)) or LOWER_US.search(masked2):
         p.national = True
+        if p.places and VS_US.search(masked2):
+            p.vs_us = True
 
 
 def find_level(p: Parse) -> None:

@@ -10,8 +10,10 @@ from .catalog import Catalog
 from .declines import Decline, topic_suggestions
 from .measures import implied_measure
 from .parsed import Parse, Threshold
-from .vocabulary import (LEVEL_PLURAL, NOUN_MEASURE, NUM_WORDS, SET_CUE, THAN_PLACE, THRESHOLD_RES, mask, nice_name,
-                         overlaps, parse_number)
+from .vocabulary import (LEVEL_PLURAL, NOUN_MEASURE, NUM_WORDS, SET_CUE, THAN_PLACE, THRESHOLD_RES, _GE, _LE, _LT,
+                         fraction_percent, mask, nice_name, overlaps, parse_number)
+
+_GE_WORDS, _LE_WORDS, _LT_WORDS = (f"(?:{w})" for w in (_GE, _LE, _LT))
 
 
 def find_thresholds(p: Parse, cat: Catalog) -> None:
@@ -127,9 +129,13 @@ def _bind_threshold(p: Parse, cat: Catalog, th: Threshold) -> None:
 def threshold_from(mt: re.Match, kind: str) -> Threshold | None:
     g = mt.groupdict()
     if kind == "fraction":
-        frac = {"half": 50.0, "a third": 100 / 3, "one third": 100 / 3, "a quarter": 25.0, "one quarter": 25.0,
-                "two thirds": 200 / 3}[mt.group(2)]
-        return Threshold(">" if mt.group(1) == "more" else "<", frac, None, "percent", mt.span(), mt.group(0))
+        frac = fraction_percent(mt.group("frac"))
+        if frac is None:
+            return None
+        op = mt.group("op").strip()
+        ops = [(_GE_WORDS, ">="), (_LE_WORDS, "<="), (_LT_WORDS, "<")]
+        sign = next((o for words, o in ops if re.fullmatch(words, op)), ">")
+        return Threshold(sign, frac, None, "percent", mt.span(), mt.group(0))
     if kind == "between":
         a = parse_number(g.get("a_num"), g.get("a_mult"))
         b = parse_number(g.get("b_num"), g.get("b_mult"))

@@ -90,6 +90,8 @@ COUNTY_ALIASES = {
     "brooklyn": ("Kings County", "36"), "manhattan": ("New York County", "36"),
     "staten island": ("Richmond County", "36"), "the bronx": ("Bronx County", "36"), "bronx": ("Bronx County", "36"),
     "queens": ("Queens County", "36"), "la county": ("Los Angeles County", "06"),
+    # San Francisco is a consolidated city-county: its short names mean the county row (same area)
+    "sf": ("San Francisco County", "06"), "san fran": ("San Francisco County", "06"),
 }
 
 SUB_STATE = re.compile(
@@ -110,6 +112,34 @@ VERSUS_AVG = re.compile(
     r"nationwide|overall|average|median|mean|typical)\b(?!\s+(household|home|gross|age|rent|value|income|"
     r"hh|of\b))")
 
+#: estimates of another ACS product than the 5-year tables shipped ("the 2021 1-year ACS")
+OTHER_PRODUCT = re.compile(
+    r"\b(1|one|3|three|single) year (acs|american community survey|estimates?|data|survey|sample|release|"
+    r"figures?|numbers?|file)\b|\b(acs|american community survey) (1|one|3|three|single) year\b|\bacs ?[13]\b")
+#: a rate "per 1,000 residents", "per capita" (not income), "per 100k": not a measure of the semantic layer
+PER_N = re.compile(r"\bper (\d[\d,]*|one|a|ten|a hundred|one hundred|hundred|a thousand|one thousand|thousand)"
+                   r"( ?(k|thousand|hundred|million))?\s+(people|residents|persons|population|inhabitants|capita|"
+                   r"households|adults|person|resident|head)\b")
+
+
+def per_number(num: str, mult: str | None) -> int | None:
+    """The N of "per N residents" ("1,000", "a thousand", "100k"); None when it is not a plain power of ten."""
+    words = {"one": 1, "a": 1, "ten": 10, "a hundred": 100, "one hundred": 100, "hundred": 100, "a thousand": 1000,
+             "one thousand": 1000, "thousand": 1000}
+    base = words.get(num) if num in words else (int(num.replace(",", "")) if num.replace(",", "").isdigit() else None)
+    if base is None:
+        return None
+    base *= {"k": 1000, "thousand": 1000, "hundred": 100, "million": 1_000_000}.get((mult or "").strip(), 1)
+    return base if base in (100, 1000, 10_000, 100_000, 1_000_000) else None
+
+
+#: a named place set against the whole country: "Texas vs the US", "compare Ohio to the nation"
+VS_US = re.compile(r"\b(compared?|comparing|vs|versus|against|to|with|and|relative to)\s+(the\s+)?(us|usa|united states|"
+                   r"nation|country|national (figure|rate|level|total|share|number))\b(?!\s+(county|counties|state))")
+#: "us" in lowercase as the country: at the start of the question or right before a measure ("us poverty rate");
+#: never after a verb that takes "us" as its object ("tell us", "give us")
+LOWER_US = re.compile(r"^(whats |what is |the )?us\b|(?<!tell )(?<!give )(?<!show )(?<!let )(?<!help )(?<!send )"
+                      r"(?<!find )(?<!get )\bus (?=_)")
 NATIONAL = re.compile(
     r"\b(united states|usa|the us|in us|of us|for us|the nation|nationally|nationwide|national|"
     r"the (whole|entire) (country|nation|us)|the country|this country|our country|countrywide|country wide|"
@@ -258,7 +288,34 @@ _LE = r"at most|no more than|not more than|a maximum of|maximum of|up to|<=|≤"
 _POST_GE = r"or more|or higher|or greater|or above|or over|and up|and above|and over|plus|\+"
 _POST_LE = r"or less|or fewer|or lower|or below|or under|and under|and below"
 
+#: fractions read as percentages: "over half", "at least a third", "more than 1 in 5", "fewer than one in ten"
+FRACTIONS = {"half": 50.0, "a half": 50.0, "one half": 50.0, "a third": 100 / 3, "one third": 100 / 3,
+             "a quarter": 25.0, "one quarter": 25.0, "a fourth": 25.0, "one fourth": 25.0, "a fifth": 20.0,
+             "one fifth": 20.0, "a tenth": 10.0, "one tenth": 10.0, "two thirds": 200 / 3,
+             "three quarters": 75.0, "three fourths": 75.0}
+_SMALL = r"\d{1,3}|one|two|three|four|five|six|seven|eight|nine|ten|twenty|hundred|a hundred"
+FRACTION_RE = ("(?:" + "|".join(sorted((re.escape(f) for f in FRACTIONS), key=len, reverse=True))
+               + r"|(?:" + _SMALL + r")\s+(?:in|out of)\s+(?:every\s+)?(?:" + _SMALL + r"))")
+
+
+def fraction_percent(text: str) -> float | None:
+    """ "a third" -> 33.33, "1 in 5" -> 20.0, "one out of every ten" -> 10.0; None when not a fraction."""
+    text = " ".join(text.split())
+    if text in FRACTIONS:
+        return FRACTIONS[text]
+    mt = re.fullmatch(r"(\S+)\s+(?:in|out of)\s+(?:every\s+)?(.+)", text)
+    if not mt:
+        return None
+    words = {**NUM_WORDS, "a hundred": 100}
+    a, b = (int(x) if x.isdigit() else words.get(x) for x in mt.groups())
+    if not a or not b or a > b:
+        return None
+    return 100.0 * a / b
+
+
 THRESHOLD_RES = [
+    (re.compile(r"(?<![a-z])(?P<op>" + _GE + "|" + _LE + "|" + _GT + "|" + _LT + r")\s+(?:about\s+|roughly\s+|around\s+)?"
+                r"(?P<frac>" + FRACTION_RE + r")\b"), "fraction"),
     (re.compile(r"\b(between|from)\s+" + _NUM.replace("?P<", "?P<a_") + r"\s+(and|to)\s+"
                 + _NUM.replace("?P<", "?P<b_")),
      "between"),
@@ -268,7 +325,6 @@ THRESHOLD_RES = [
     (re.compile(r"(?<![a-z])(?P<op>" + _LT + r")\s*(?:about\s+|roughly\s+|around\s+)?" + _NUM), "<"),
     (re.compile(_NUM + r"\s*(?P<post>" + _POST_GE + r")(?![a-z])"), ">=post"),
     (re.compile(_NUM + r"\s*(?P<post>" + _POST_LE + r")(?![a-z])"), "<=post"),
-    (re.compile(r"\b(more|less) than (half|a third|a quarter|one third|one quarter|two thirds)\b"), "fraction"),
 ]
 
 N_RES = [
@@ -318,7 +374,7 @@ COUNTIES_PER_STATE = re.compile(
 SET_TOTAL = re.compile(
     r"\b(total|totals|combined|altogether|all together|in aggregate|sum of|summed|added up|add up|in all)\b"
     r"|\bhow many (people|residents|persons|households|housing units|homes)\b[^?]*\b(live|lives|living|are)\b"
-    r"[^?]*\b(in|across)\b"
+    r"[^?]*\b(in|across)\b(?!\s+(each|every|them|those|these|it|each one)\b)"
 )
 
 # ---------------------------------------------------------------------------------------------------------------
