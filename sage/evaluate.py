@@ -230,6 +230,7 @@ def evaluate_file(settings, path: Path, planner: str | None = None,
         "by_kind": {k: {"n": len(v), "correct": sum(v), "accuracy": round(sum(v) / len(v), 4)}
                     for k, v in sorted(by_kind.items())},
         "plan_ms": {"p50": round(statistics.median(plan_ms), 2) if plan_ms else 0.0,
+                    "p95": round(sorted(plan_ms)[max(0, math.ceil(0.95 * len(plan_ms)) - 1)], 2) if plan_ms else 0.0,
                     "max": round(max(plan_ms), 2) if plan_ms else 0.0},
         "results": results,
     }
