@@ -655,3 +655,46 @@ def test_a_count_per_1000_residents(planner, settings):
     res = run(planner.plan("How many housing units per 1,000 residents does Vermont have?", []), settings)
     want = 1000 * estimate(settings, "0400000US50", "B25001_001E") / estimate(settings, "0400000US50", "B01003_001E")
     assert len(res.rows) == 1 and values_equal(float(want), res.rows[0][-1])
+
+
+@pytest.mark.parametrize("question, code, limit", [
+    ("Top 5 least populous states", "B01003_001E", 5),
+    ("top 3 smallest counties in Vermont by population", "B01003_001E", 3),
+    ("Top 4 youngest counties in Utah", "B01002_001E", 4),
+])
+def test_top_before_an_ascending_superlative_ranks_lowest_first(planner, settings, question, code, limit):
+    """“top 5 least populous”: “top” only means the first N; the superlative after it sets the order."""
+    result = run(planner.plan(question, []), settings)
+    level = "state" if "states" in question else "county"
+    scope = "" if level == "state" else (" AND g.state_abbr = 'VT'" if "Vermont" in question else
+                                         " AND g.state_abbr = 'UT'")
+    expected = db_value(settings, "SELECT array_agg(v ORDER BY v) FROM (SELECT e.estimate v FROM public.estimates e "
+                        f"JOIN public.geography g USING (geo_id) WHERE g.level = '{level}'{scope} AND "
+                        "e.variable_code = %s ORDER BY e.estimate ASC LIMIT %s) t", code, limit)
+    assert [float(row[-1]) for row in result.rows] == [float(v) for v in expected]
+
+
+def test_top_with_at_least_a_degree_still_ranks_highest_first(planner, settings):
+    """“at least a bachelor's degree” is part of the measure, not an ascending superlative."""
+    result = run(planner.plan("top 3 counties by share of adults with at least a bachelor's degree", []), settings)
+    values = [row[-1] for row in result.rows]
+    assert len(values) == 3 and values == sorted(values, reverse=True)
+
+
+@pytest.mark.parametrize("question", [
+    "Which counties have more Hispanic residents than White residents?",
+    "Which states have more graduate students than undergraduates?",
+    "Which counties have a higher unemployment rate than poverty rate?",
+])
+def test_one_measure_against_another_is_declined_not_ranked(planner, question):
+    """Comparing two measures of the same row is not a ranking by the first one: decline rather than guess."""
+    plan = planner.plan(question, [])
+    assert plan.declined and plan.sql == ""
+    assert "than" in plan.assumptions[0]
+
+
+def test_than_a_number_or_a_place_is_still_a_threshold(planner, settings):
+    result = run(planner.plan("Which states have a lower unemployment rate than Texas?", []), settings)
+    assert result.rows and "Texas" not in col(result, "state_name")
+    result = run(planner.plan("Which counties have more than a million people?", []), settings)
+    assert result.rows and all(v > 1_000_000 for v in col(result, "population"))

@@ -679,6 +679,21 @@ class OfflinePlanner:
                         raise Decline(no_rows(m, Place("state", st, None, (0, 0)), cat),
                                       coverage_suggestions(m, Place("state", st, None, (0, 0)), cat))
 
+        # "counties with more Hispanic than White residents", "a higher unemployment rate than poverty rate":
+        # one measure against another in the same row is not a ranking by the first — decline, don't guess
+        unbound = mask(masked, [th.span for th in p.thresholds])
+        for than in re.finditer(r"\b(more|less|fewer|higher|lower|greater|larger|bigger|smaller|exceeds?|"
+                                r"exceeding|outnumber\w*)\b[^.?;]*?(?<!rather )(?<!other )\bthan\b", unbound):
+            rest = unbound[than.end():].lstrip()
+            after = than.end() + (len(unbound) - than.end() - len(rest))
+            if not rest or rest[0] in "_$0123456789" or any(pl.span[0] <= after < pl.span[1] for pl in p.places):
+                continue  # a number or a named place: the threshold reader's business
+            what = " ".join(p.tc[than.start():after].split() + p.tc[after:].split()[:4]).rstrip("?.!,;")
+            noun = "county" if level == "county" else "state"
+            raise Decline(f"comparing each {noun}'s value with another figure, not a number (“{what}”), is "
+                          "beyond the offline planner; ask for both figures and compare them in the table.",
+                          [f"Which 10 {'counties' if level == 'county' else 'states'} have the highest "
+                           f"{nice_name(measures[0])}?"] if measures else generic_suggestions())
         where_parts = [f"g.level = '{level}'"]
         if scope_states:
             where_parts.append(state_filter(scope_states))
@@ -780,6 +795,17 @@ class OfflinePlanner:
             direction = "DESC"
         elif asc:
             direction = "ASC"
+        # "top 5 least populous", "top 3 poorest": "top" only means "the first N"; the superlative after it
+        # sets the order ("at least a bachelor's" is not one)
+        if direction == "DESC" and desc.group(1) in ("top", "leading") and asc:
+            later_asc = [a for a in ASC_WORDS.finditer(txt) if a.start() > desc.start()
+                         and a.group(1) not in ("lower", "smaller", "fewer", "min")
+                         and not re.search(r"\bat\s+$", txt[: a.start()])]
+            later_desc = [d for d in DESC_WORDS.finditer(txt) if d.start() > desc.start()
+                          and d.group(1) not in ("more", "higher", "larger", "bigger")]
+            if later_asc and (not later_desc or later_asc[0].start() < later_desc[0].start()):
+                direction, desc = "ASC", None
+                asc = later_asc[0]
         word = (desc if direction == "DESC" else asc).group(1) if direction else ""
         if word in ("more", "higher", "larger", "bigger", "fewer", "lower", "smaller") and not re.search(
                 r"\b(which|what)\b.*\b(more|higher|larger|bigger|fewer|lower|smaller)\b", txt):
