@@ -698,3 +698,66 @@ def test_than_a_number_or_a_place_is_still_a_threshold(planner, settings):
     assert result.rows and "Texas" not in col(result, "state_name")
     result = run(planner.plan("Which counties have more than a million people?", []), settings)
     assert result.rows and all(v > 1_000_000 for v in col(result, "population"))
+
+
+# --------------------------------------------------------------------------------------- probe 5 regressions
+
+
+def test_including_puerto_rico_widens_the_set_instead_of_naming_it(planner, settings):
+    """“Including Puerto Rico, which 5 states ...”: Puerto Rico joins the ranking; it is not the only place."""
+    result = run(planner.plan("Including Puerto Rico, which 5 states have the most people?", []), settings)
+    expected = db_value(settings, "SELECT array_agg(n ORDER BY v DESC) FROM (SELECT g.state_name n, e.estimate v "
+                        "FROM public.estimates e JOIN public.geography g USING (geo_id) WHERE g.level = 'state' "
+                        "AND e.variable_code = 'B01003_001E' ORDER BY e.estimate DESC LIMIT 5) t")
+    assert col(result, "state_name") == expected
+    total = run(planner.plan("What is the US population including Puerto Rico?", []), settings)
+    assert total.rows[0][0] == db_value(settings, "SELECT SUM(e.estimate) FROM public.estimates e JOIN "
+                                        "public.geography g USING (geo_id) WHERE g.level = 'state' "
+                                        "AND e.variable_code = 'B01003_001E'")
+
+
+def test_fifty_states_plus_dc_is_the_51_state_rows(planner, settings):
+    result = run(planner.plan("Of the 50 states plus DC, which 3 have the highest unemployment rate?", []),
+                 settings)
+    names = col(result, "state_name")
+    assert len(names) == 3 and "Puerto Rico" not in names
+    assert "District of Columbia" in names  # DC (6.5%) ranks in the top 3 once Puerto Rico is left out
+
+
+def test_independent_cities_are_county_equivalents_not_declined_places(planner, settings):
+    both = run(planner.plan("Which 4 Virginia counties or independent cities have the highest per capita income?",
+                            []), settings)
+    expected = db_value(settings, "SELECT array_agg(v ORDER BY v DESC) FROM (SELECT e.estimate v FROM "
+                        "public.estimates e JOIN public.geography g USING (geo_id) WHERE g.level = 'county' AND "
+                        "g.state_abbr = 'VA' AND e.variable_code = 'B19301_001E' ORDER BY e.estimate DESC LIMIT 4) t")
+    assert [float(row[-1]) for row in both.rows] == [float(v) for v in expected]
+    only = run(planner.plan("Which Virginia independent cities have more than 100,000 people?", []), settings)
+    expected_n = db_value(settings, "SELECT COUNT(*) FROM public.estimates e JOIN public.geography g USING (geo_id) "
+                          "WHERE g.level = 'county' AND g.state_abbr = 'VA' AND g.county_name LIKE '%% city' "
+                          "AND e.variable_code = 'B01003_001E' AND e.estimate > 100000")
+    assert len(only.rows) == expected_n and all(n.endswith(" city") for n in col(only, "county_name"))
+
+
+def test_a_count_cue_in_a_list_belongs_to_its_own_item(planner, settings):
+    """“number of housing units and poverty rate”: the rate stays a rate."""
+    result = run(planner.plan("Give me Colorado's population, number of housing units and poverty rate", []),
+                 settings)
+    rate = db_value(settings, "SELECT 100.0 * p.estimate / t.estimate FROM public.estimates p JOIN "
+                    "public.estimates t ON t.geo_id = p.geo_id WHERE p.geo_id = '0400000US08' AND "
+                    "p.variable_code = 'B17025_002E' AND t.variable_code = 'B17025_001E'")
+    assert values_equal(rate, col(result, "poverty_rate_pct")[0])
+    assert col(result, "housing_units") == [estimate(settings, "0400000US08", "B25001_001E")]
+
+
+def test_consolidated_city_borough_named_by_its_city_name(planner, settings):
+    """Anchorage and Juneau are consolidated city-boroughs: the county-equivalent row is the city."""
+    result = run(planner.plan("Juneau, Alaska population", []), settings)
+    assert result.rows == [["Juneau City and Borough", "Alaska", estimate(settings, "0500000US02110", "B01003_001E")]]
+    snap = run(planner.plan("Anchorage, Alaska: population and median age", []), settings)
+    assert values_equal(estimate(settings, "0500000US02020", "B01002_001E"), col(snap, "median_age")[0])
+
+
+@pytest.mark.parametrize("question", ["Houston, TX median age", "Dallas, Texas median household income"])
+def test_a_city_typed_first_before_its_state_is_declined_not_dropped(planner, question):
+    plan = planner.plan(question, [])
+    assert plan.declined and "city" in plan.assumptions[0]

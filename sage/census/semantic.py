@@ -560,6 +560,10 @@ def _resolve_families(text: str, found: list[Mention], measures: Sequence[Measur
             before, after = text[: f.start], text[f.end:]
         else:
             before, after = text[max(0, f.start - 28): f.start], text[f.end: f.end + 14]
+            # in a list ("number of housing units and poverty rate") a cue belongs to its own item only
+            seps = list(_LIST_SEPARATOR.finditer(before))
+            if seps:
+                before = before[seps[-1].end():]
         share = bool(_SHARE_CUE.search(before) or _SHARE_CUE.search(after[:14]))
         count = bool(_COUNT_CUE.search(before))
         if f.measure.is_rate and count and not share:

@@ -46,9 +46,10 @@ from .offline_sql import (code_filter, out_cols, place_filter, select_sql, simpl
 from .parsed import Parse, Place
 from .parser import parse_question
 from .thresholds import describe_threshold
-from .vocabulary import (ASC_WORDS, BAD_HIGH, BY_LEVEL, COMBINED, COUNTIES_PER_STATE, SET_TOTAL, DESC_WORDS, FIFTY, KNOWN_WORDS, LEVEL_PLURAL,
-                         LEVEL_SINGULAR, N_RES, NUM_WORDS, PER_STATE, SET_CUE, SHARE_OF_WHOLE, SUPERLATIVE, join_words,
-                         mask, nice_name, normalize_question, overlaps)
+from .vocabulary import (ASC_WORDS, BAD_HIGH, BY_LEVEL, COMBINED, COUNTIES_PER_STATE, DESC_WORDS, FIFTY,
+                         INDEPENDENT_CITY, KNOWN_WORDS, LEVEL_PLURAL, LEVEL_SINGULAR, N_RES, NUM_WORDS, PER_STATE,
+                         SET_CUE, SET_TOTAL, SHARE_OF_WHOLE, SUPERLATIVE, join_words, mask, nice_name,
+                         normalize_question, overlaps)
 
 # ---------------------------------------------------------------------------------------------------------------
 # the planner
@@ -707,6 +708,11 @@ class OfflinePlanner:
                 where_parts.append("g.state_abbr NOT IN ('DC', 'PR')")
         elif level == "county" and not scope_states and (p.fifty or p.excl_pr_said):
             where_parts.append("g.state_abbr <> 'PR'")
+        if level == "county" and INDEPENDENT_CITY.search(masked) and not re.search(
+                r"\b(counties|county|parishes|parish|boroughs|county equivalents)\b", masked):
+            # "Virginia's independent cities": the county-equivalents named "… city", not the counties
+            where_parts.append("g.county_name LIKE '% city'")
+            assumptions.append("Independent cities only: the county-equivalents whose name ends in “city”.")
 
         # rank: which measure, which direction, how many
         direction, n, n_given = self._rank(p, masked, measures)

@@ -60,6 +60,8 @@ class Parse:
     level: str | None = None
     national: bool = False
     fifty: bool = False
+    #: "the 50 states plus DC": the 51 state rows (Puerto Rico left out)
+    fifty_and_dc: bool = False
     excl_dc: bool = False
     incl_pr: bool = False
     excl_pr_said: bool = False

@@ -21,6 +21,7 @@ from .vocabulary import (
     EXCL_PR,
     FIFTY,
     INCL_PR,
+    INDEPENDENT_CITY,
     LEVEL_PLURAL,
     LEVEL_SINGULAR,
     LOWER_US,
@@ -59,6 +60,10 @@ def parse_question(question: str, chunks: Sequence[Chunk], cat: Catalog) -> Pars
 
 _EXCLUDING = re.compile(r"\b(excluding|except( for)?|without|not counting|leaving out|exclude|minus|other than|"
                         r"outside( of)?|apart from|but not)\s+(the\s+)?$")
+#: "including Puerto Rico" widens the scope of a set or US question; it does not name the place asked about
+_INCLUDING = re.compile(r"\b(including|include|plus)\s+(the\s+)?$")
+#: "the 50 states plus DC" names the 51 state rows, not DC alone
+_FIFTY_AND = re.compile(r"\b(50|fifty) states,?\s+(and|plus|including|\+|&)\s+(the\s+)?$")
 
 
 def drop_excluded(p: Parse) -> None:
@@ -74,6 +79,13 @@ def drop_excluded(p: Parse) -> None:
                           "ask for the places you want, or for the US (the 50 states + DC) as a whole.",
                           ["What is the total population of the US?", "Which 5 states have the most people?",
                            "Compare the population of Texas and Florida"])
+        if pl.level == "state" and pl.state.abbr == "DC" and _FIFTY_AND.search(p.t[: pl.span[0]]):
+            p.fifty_and_dc = True
+            continue
+        if (pl.level == "state" and pl.state.abbr in ("DC", "PR") and _INCLUDING.search(p.t[: pl.span[0]])
+                and len(p.places) == 1):
+            # the scope flag (incl_pr) carries it; DC is among the states anyway
+            continue
         keep.append(pl)
     p.places = keep
 
@@ -93,6 +105,7 @@ def check_scope(p: Parse, cat: Catalog) -> None:
         if mt:
             raise Decline(f"the shipped census extract has no data on {gap.topic} (asked: “{mt.group(0)}”).",
                           topic_suggestions(p, cat))
+    masked = INDEPENDENT_CITY.sub(lambda m: "_" * len(m.group(0)), masked)
     mt = SUB_STATE.search(masked) or re.search(r"(?<![\d$,.])\d{5}(?![\d,%])", masked)
     if mt and not re.search(r"\b(more|less|over|under|above|below|than|least|most)\s+$", masked[: mt.start()]):
         raise Decline(
@@ -141,8 +154,10 @@ def check_scope(p: Parse, cat: Catalog) -> None:
         raise Decline(f"comparing against an average or a national/state figure (“{mt.group(0)}”) is beyond "
                       "the offline planner; ask for the places' values and the overall figure separately.",
                       topic_suggestions(p, cat))
-    if FIFTY.search(t):
+    if FIFTY.search(t) and not p.fifty_and_dc:
         p.fifty = True
+    elif p.fifty_and_dc:  # the 50 states + DC: every state row but Puerto Rico
+        p.excl_pr_said = not INCL_PR.search(t)
     p.excl_dc = bool(EXCL_DC.search(t))
     if INCL_PR.search(t):
         p.incl_pr = True

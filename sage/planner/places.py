@@ -401,6 +401,21 @@ def _hyphenated_county(p: Parse, same: list[County], name: str) -> County | None
     return same[0] if base.lower() in typed and base.lower().replace("-", " ") == name.lower() else None
 
 
+#: suffixes of consolidated city-county governments whose county-equivalent is the city itself (Anchorage
+#: Municipality, Juneau City and Borough): the bare city name means that row, not an unknown place
+_CONSOLIDATED = ("municipality", "city and borough")
+
+
+def _consolidated(same: list[County]) -> County | None:
+    return same[0] if len(same) == 1 and same[0].suffix in _CONSOLIDATED else None
+
+
+def _read_consolidated(p: Parse, c: County, span: tuple[int, int], word: str) -> None:
+    p.blocked.append(span)
+    p.places.append(Place("county", c.state, c, span, "bare", word))
+    p.notes.append(f"“{word}” read as {c.label}, the consolidated city-borough's county-equivalent (same area).")
+
+
 def find_unknown_places(p: Parse, cat: Catalog) -> None:
     """A name that is no state or county — usually a city ("Austin TX", "in Chicago") — must not be
     silently dropped: the answer would be about somewhere else."""
@@ -437,9 +452,16 @@ def find_unknown_places(p: Parse, cat: Catalog) -> None:
                            and (not title_case or prev in STOP_BEFORE_PLACE))
         before_state = nxt_span is not None and any(
             pl.level == "state" and pl.span[0] == nxt_span[0] for pl in p.places)
+        if before_state and i == 0 and word[0].isupper() and counties_named(low, cat):
+            capital = True  # "Juneau, Alaska: ...": the first word names a place as much as any other
         if before_state and (capital or prev in STOP_BEFORE_PLACE):
             st = next(pl.state for pl in p.places if pl.span[0] == nxt_span[0])
             same = counties_named(low, cat, st)
+            one = _consolidated(same)
+            if one is not None:  # the state after it only qualifies it ("Juneau, Alaska")
+                p.places = [pl for pl in p.places if pl.span[0] != nxt_span[0]]
+                _read_consolidated(p, one, span, word)
+                continue
             raise Decline(
                 f"“{word}” looks like a city or town; the data has only states and counties "
                 "(county-equivalents), not cities, towns or ZIP codes"
@@ -467,6 +489,10 @@ def find_unknown_places(p: Parse, cat: Catalog) -> None:
                 p.blocked.append(span2)
                 p.places.append(Place("county", c.state, c, span2, "bare", name))
                 p.notes.append(f"“{name}” read as {c.label}, like the other county named in the question.")
+                continue
+            one = _consolidated(same) if k_used == 1 else None
+            if one is not None:
+                _read_consolidated(p, one, span, word)
                 continue
             word = name
             sugg = county_suggestions(p, same[:3]) + state_suggestions(same[0].state if same else None)

@@ -154,9 +154,11 @@ EXCL_PR = re.compile(r"\b(excluding|except|without|not counting|leaving out|excl
 INCL_PR = re.compile(r"\b(including|include|with|plus) (the )?(pr|puerto rico)\b")
 
 LEVEL_PLURAL = re.compile(r"\b(states|counties|parishes|boroughs|county equivalents|municipios|census areas|"
-                          r"planning regions)\b")
+                          r"planning regions|independent cities)\b")
 LEVEL_SINGULAR = re.compile(r"\b(state|county|parish|borough|county equivalent|municipio|census area|"
-                            r"planning region)\b")
+                            r"planning region|independent city)\b")
+#: independent cities are county-equivalents (Virginia's, Baltimore, St. Louis, Carson City), not places
+INDEPENDENT_CITY = re.compile(r"\bindependent cit(y|ies)\b")
 SET_CUE = re.compile(
     r"\b(which|what|each|every|per|by|all|any|list|rank|ranking|ranked|show|among|across|compare)\s+"
     r"(of the\s+|the\s+)?(\d+\s+|[a-z]+\s+){0,3}?(state|county|parish|states|counties|parishes|boroughs?|"
