@@ -7,12 +7,18 @@ empty environment plus the values a test needs.
 from __future__ import annotations
 
 import os
+import uuid
+from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
 
 import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing may download during tests
 
+from sage import db  # noqa: E402
 from sage.census.setup import run_setup  # noqa: E402
 from sage.settings import load_settings  # noqa: E402
 
@@ -46,3 +52,23 @@ def setup_report(settings):
 def fresh_settings(tmp_path):
     """Settings on a brand-new, empty data directory (nothing set up yet)."""
     return make_settings(data_dir=tmp_path / "pgdata")
+
+
+def database_url(url: str, name: str) -> str:
+    """The same server, another database."""
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme, parts.netloc, "/" + name, parts.query, parts.fragment))
+
+
+@contextmanager
+def scratch_database(settings, prefix: str):
+    """A new, empty database on the session's server (its URL), dropped afterwards even with open connections."""
+    name = f"{prefix}_{uuid.uuid4().hex[:8]}"
+    admin = db.admin_url(settings)
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield database_url(admin, name)
+    finally:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
-from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 import pytest
@@ -11,6 +9,7 @@ import sqlalchemy
 
 from sage import db
 from sage.introspect import IntrospectedSchema, introspect
+from tests.conftest import scratch_database
 
 SHOP_DDL = """
 CREATE SCHEMA shop;
@@ -42,25 +41,13 @@ ANALYZE shop.customers;
 """
 
 
-def database_url(url: str, name: str) -> str:
-    """The same server, another database."""
-    parts = urlsplit(url)
-    return urlunsplit((parts.scheme, parts.netloc, "/" + name, parts.query, parts.fragment))
-
-
 @pytest.fixture(scope="module")
 def shop_url(settings):
     """A throwaway database on the session server with two schemas, keys and comments."""
-    name = "introspect_" + uuid.uuid4().hex[:8]
-    admin = db.admin_url(settings)
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    url = database_url(admin, name)
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(SHOP_DDL)
-    yield url
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with scratch_database(settings, "introspect") as url:
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(SHOP_DDL)
+        yield url
 
 
 @pytest.fixture(scope="module")

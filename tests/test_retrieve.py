@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import uuid
 import zlib
 from urllib.parse import urlsplit
 
@@ -39,7 +38,7 @@ from sage.retrieve import (
     retrieve,
 )
 
-from tests.test_introspect import database_url
+from tests.conftest import scratch_database
 
 
 class WordHash:
@@ -90,19 +89,13 @@ ANALYZE public.geography, public.variables, public.estimates;
 @pytest.fixture(scope="module")
 def mini(settings):
     """Settings on a throwaway census-shaped database (5 variables, 4 with estimates) on the session server."""
-    name = "retrieve_" + uuid.uuid4().hex[:8]
-    admin = db.admin_url(settings)
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    url = database_url(admin, name)
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(census_schema.DDL)
-        for stmt in census_schema.comment_statements():
-            conn.execute(stmt)
-        conn.execute(MINI_ROWS)
-    yield settings.replace(database_url=url)
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with scratch_database(settings, "retrieve") as url:
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(census_schema.DDL)
+            for stmt in census_schema.comment_statements():
+                conn.execute(stmt)
+            conn.execute(MINI_ROWS)
+        yield settings.replace(database_url=url)
 
 
 @pytest.fixture
@@ -353,12 +346,8 @@ def test_bad_arguments_are_refused(mini, fake, kwargs):
 
 
 def test_a_database_without_the_index_says_to_run_setup(settings):
-    name = "noindex_" + uuid.uuid4().hex[:8]
-    admin = db.admin_url(settings)
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    bare = settings.replace(database_url=database_url(admin, name))
-    try:
+    with scratch_database(settings, "noindex") as url:
+        bare = settings.replace(database_url=url)
         assert index_status(bare) == {"chunks": 0, "model": None}
         with pytest.raises(NotSetUpError) as err:
             retrieve(bare, "population", provider=WordHash())
@@ -373,9 +362,6 @@ def test_a_database_without_the_index_says_to_run_setup(settings):
         with pytest.raises(NotSetUpError) as err:
             retrieve(bare, "population", provider=WordHash())
         assert "empty" in str(err.value)
-    finally:
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 # --- retrieval quality (session database, real model) ----------------------------------------------------------
