@@ -13,19 +13,16 @@ import logging
 import re
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from . import guard, execute
 from .errors import DatabaseError, ExecutionError, GuardError, NotSetUpError, PlanningError, QuestionError, SageError
 from .execute import Result
 from .planner.base import Attempt, Plan, Planner
-from .retrieve import Chunk
 from .settings import Settings
+from .types import Chunk, StageProgress
 
 log = logging.getLogger(__name__)
-
-#: ``progress(stage, info)``; stages: retrieving, planning, checking, running, done
-Progress = Callable[[str, dict], None]
 
 _CODE = re.compile(r"\b([BC]\d{5}[A-Z]{0,2}_\d{3}E)\b")
 #: the first lines of an error that go back to the planner (no rows, no internals)
@@ -155,7 +152,7 @@ def ask(
     settings: Settings,
     *,
     planner: Planner | str | None = None,
-    progress: Progress | None = None,
+    progress: StageProgress | None = None,
     record: bool = True,
 ) -> Answer:
     """Answer one question.  Never raises a :class:`SageError`: it ends up in ``Answer.error``."""
@@ -200,7 +197,7 @@ def _context(chunks: list[Chunk]) -> list[Chunk]:
     return variables + schema
 
 
-def _loop(answer: Answer, planner: Planner, settings: Settings, progress: Progress, timings: dict) -> None:
+def _loop(answer: Answer, planner: Planner, settings: Settings, progress: StageProgress, timings: dict) -> None:
     for attempt_no in range(1, settings.max_attempts + 1):
         progress("planning", {"attempt": attempt_no})
         t = time.perf_counter()

@@ -35,8 +35,7 @@ import altair as alt
 import pandas as pd
 
 from .settings import PROJECT_ROOT
-
-KINDS = ("big", "statrow", "bar", "grouped", "map", "table")
+from .types import DISPLAY_HINTS
 
 #: beyond this many places a ranked bar chart stops being readable (51 states + DC + PR still fit)
 MAX_BARS = 60
@@ -87,7 +86,7 @@ class Metric:
 class ChartSpec:
     """What to draw for a result.
 
-    ``kind`` is what will be drawn (one of :data:`KINDS`), ``hint`` what the planner asked for; when they differ,
+    ``kind`` is what will be drawn (one of :data:`~sage.types.DISPLAY_HINTS`), ``hint`` what the planner asked for; when they differ,
     ``fallback_reason`` says why in words a user can read.  ``chart`` is an Altair chart for bar/grouped/map,
     ``metrics`` the numbers for big/statrow.  ``note`` carries remarks that are not a fallback (a measure left out
     of a map, places the map cannot draw).
@@ -432,7 +431,7 @@ def build(
     """
     hint = (hint or "table").lower()
     frame = to_frame(result_columns, rows)
-    if hint not in KINDS:
+    if hint not in DISPLAY_HINTS:
         return ChartSpec("table", hint, fallback_reason=f"Unknown display hint {hint!r}: showing the table.")
     if hint == "table":
         return ChartSpec("table", hint)
@@ -783,5 +782,5 @@ def _map_shapes(data: pd.DataFrame, fields_out: list[str], level: str, m: str, s
 
 _BUILDERS = {"big": _numbers, "statrow": _numbers, "bar": _bar, "grouped": _grouped, "map": _map}
 
-__all__ = ["ChartSpec", "KINDS", "Metric", "build", "format_value", "humanize", "to_frame", "unit_for_variable",
+__all__ = ["ChartSpec", "Metric", "build", "format_value", "humanize", "to_frame", "unit_for_variable",
            "unit_of"]

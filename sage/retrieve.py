@@ -31,7 +31,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Sequence
+from typing import Iterable, Iterator, Sequence
 
 import psycopg
 from psycopg import sql as pgsql
@@ -41,33 +41,17 @@ from .embeddings import EmbeddingProvider, get_provider
 from .errors import DatabaseError, NotSetUpError, RetrievalError
 from .introspect import Column, IntrospectedSchema, Table, introspect
 from .settings import Settings
+from .types import OBJECT_TYPES, Chunk, StepProgress
 
 log = logging.getLogger(__name__)
 
-OBJECT_TYPES = ("table", "column", "variable")
 #: the schemas whose tables are described; the planner sees only these
 INDEXED_SCHEMAS = ("public",)
 ALIASES_FILE = Path(__file__).resolve().parent / "aliases.yaml"
 #: a variable code as it appears in SQL, e.g. B19013_001E, B19013A_001E
 VARIABLE_CODE = re.compile(r"B\d{5}[A-Z]?_\d{3}E")
 
-Progress = Callable[[str, int, int], None]
-
 SETUP_HINT = "run `python -m sage setup`"
-
-
-@dataclass
-class Chunk:
-    """One retrieved piece of context: a table, a column or an ACS variable, with its cosine score in [0, 1]."""
-
-    id: int
-    object_type: str  # "table" | "column" | "variable"
-    object_ref: str  # "public.estimates", "public.estimates.estimate", "B19013_001E"
-    content: str
-    score: float
-
-    def to_dict(self) -> dict:
-        return {"object_type": self.object_type, "object_ref": self.object_ref, "content": self.content, "score": self.score}
 
 
 @dataclass
@@ -402,7 +386,7 @@ def _prepare(conn: psycopg.Connection, dimension: int) -> int | None:
 def index_schema(
     settings: Settings,
     *,
-    progress: Progress | None = None,
+    progress: StepProgress | None = None,
     provider: EmbeddingProvider | None = None,
     rebuild: bool = False,
 ) -> IndexReport:

@@ -18,7 +18,7 @@ from sage.errors import PlanningError
 from sage.planner.base import Attempt, Planner
 from sage.planner.claude import PLAN_SCHEMA, ClaudePlanner
 from sage.planner.prompt import FEW_SHOT_EXAMPLES, SYSTEM_PROMPT
-from sage.retrieve import Chunk
+from sage.types import Chunk
 from sage.settings import load_settings
 from tests.fake_anthropic import FakeAnthropic, error_reply, reply_content, reply_plan, reply_text, slow
 

@@ -11,7 +11,7 @@ from sage.db import owner
 from sage.evaluate import compare_results, gold_is_ordered, values_equal
 from sage.planner.base import Attempt, Planner
 from sage.planner.offline import OfflinePlanner, normalize_question
-from sage.retrieve import Chunk
+from sage.types import Chunk
 
 
 @pytest.fixture(scope="module")

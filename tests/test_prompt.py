@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 from sage import db
-from sage.planner.base import DISPLAY_HINTS, Attempt
+from sage.planner.base import Attempt
 from sage.planner.prompt import (
     FEW_SHOT_EXAMPLES,
     MAX_CHUNK_CHARS,
@@ -20,7 +20,7 @@ from sage.planner.prompt import (
     format_examples,
     format_schema_context,
 )
-from sage.retrieve import Chunk
+from sage.types import DISPLAY_HINTS, Chunk
 from sage.settings import PROJECT_ROOT
 
 CODE = re.compile(r"\b[BC]\d{5}[A-Z]{0,2}_\d{3}E\b")

@@ -47,12 +47,11 @@ import psycopg
 from .. import db
 from ..errors import CensusApiError, DatabaseError, SageError
 from ..settings import Settings
+from ..types import StepProgress
 from . import schema
 from .api import MAX_GET_ITEMS, CensusClient, TableMeta, dataset_path, is_special, parse_value, valid_table_id
 
 log = logging.getLogger(__name__)
-
-Progress = Callable[[str, int, int], None]
 
 #: the tables the semantic layer and the examples want: with internet, `--preset core` rebuilds a complete
 #: extract (margins of error included) for one vintage
@@ -328,7 +327,7 @@ def download_table(
     known_geo: set[str],
     *,
     universe_fallback: Callable[[str], str | None] | None = None,
-    progress: Progress | None = None,
+    progress: StepProgress | None = None,
     lines_per_request: int = MAX_GET_ITEMS // 2,
 ) -> TableData:
     """Fetch one table (metadata, then every chunk for every geography) into memory; no database access."""
@@ -485,7 +484,7 @@ def _write_table(conn: psycopg.Connection, data: TableData, report: TableReport,
         )
 
 
-def _refresh_index(settings: Settings, progress: Progress | None) -> dict:
+def _refresh_index(settings: Settings, progress: StepProgress | None) -> dict:
     """Re-index the schema and variables so new variables are retrievable; never raises (the data are loaded)."""
     try:
         from .. import retrieve
@@ -531,7 +530,7 @@ def fetch_tables(
     tables: list[str],
     vintage: int,
     geographies: Iterable[str] = GEOGRAPHIES,
-    progress: Progress | None = None,
+    progress: StepProgress | None = None,
     *,
     client: CensusClient | None = None,
     refresh_index: bool = True,

@@ -17,11 +17,11 @@ import re
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import Callable
 
 import psycopg
 
 from ..errors import DataError
+from ..types import StepProgress
 from .schema import CATEGORIES
 
 FILES = {
@@ -39,8 +39,6 @@ SHIPPED = "shipped"
 _GEO_ID = re.compile(r"^(0400000US\d{2}|0500000US\d{5})$")
 _CODE = re.compile(r"^[BC]\d{5}[A-Z]{0,2}_\d{3}E$")
 _VINTAGE = re.compile(r"^\d{4}-\d{4}$")
-
-Progress = Callable[[str, int, int], None]
 
 
 @dataclass
@@ -177,7 +175,7 @@ def _copy(cur: psycopg.Cursor, table: str, columns: tuple[str, ...], rows: list[
             copy.write_row(row)
 
 
-def load_extract(conn: psycopg.Connection, acs_dir: Path, progress: Progress | None = None) -> dict:
+def load_extract(conn: psycopg.Connection, acs_dir: Path, progress: StepProgress | None = None) -> dict:
     """Validate then load the shipped extract in one transaction (``conn`` must be in autocommit mode, so that
     ``conn.transaction()`` is a real BEGIN/COMMIT and not a savepoint of an outer transaction).
 

@@ -10,7 +10,6 @@ import logging
 import secrets
 import time
 from dataclasses import dataclass, field
-from typing import Callable
 
 import psycopg
 from psycopg import sql as pgsql
@@ -18,11 +17,10 @@ from psycopg import sql as pgsql
 from .. import db
 from ..errors import DatabaseError
 from ..settings import Settings
+from ..types import StepProgress
 from . import loader, schema
 
 log = logging.getLogger(__name__)
-
-Progress = Callable[[str, int, int], None]
 
 #: built-ins that write or leak outside a read-only transaction (anchors-security §0, §5 L1); EXECUTE is revoked
 #: from PUBLIC on every overload found in pg_catalog
@@ -154,7 +152,7 @@ def create_reader_role(conn: psycopg.Connection, settings: Settings) -> str | No
     return None
 
 
-def run_setup(settings: Settings, progress: Progress | None = None, *, build_index: bool = True) -> SetupReport:
+def run_setup(settings: Settings, progress: StepProgress | None = None, *, build_index: bool = True) -> SetupReport:
     """Prepare the database (idempotent).  Raises :class:`~sage.errors.SageError` subclasses with what to fix."""
     progress = progress or (lambda *a: None)
     report = SetupReport()
@@ -205,7 +203,7 @@ def run_setup(settings: Settings, progress: Progress | None = None, *, build_ind
     return report
 
 
-def _build_index(settings: Settings, progress: Progress) -> dict | None:
+def _build_index(settings: Settings, progress: StepProgress) -> dict | None:
     from .. import retrieve
 
     index_schema = getattr(retrieve, "index_schema", None)

@@ -1,5 +1,5 @@
 """Planners: question + retrieved context -> :class:`~sage.planner.base.Plan`."""
 
-from .base import DISPLAY_HINTS, Attempt, Plan, Planner
+from .base import Attempt, Plan, Planner
 
-__all__ = ["DISPLAY_HINTS", "Attempt", "Plan", "Planner"]
+__all__ = ["Attempt", "Plan", "Planner"]

@@ -6,10 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol, Sequence, runtime_checkable
 
-from ..retrieve import Chunk
-
-#: the display hints a planner may name; ``sage.charts`` builds the chart and falls back to ``table``
-DISPLAY_HINTS = ("big", "statrow", "bar", "grouped", "map", "table")
+from ..types import Chunk, DisplayHint
 
 
 @dataclass
@@ -18,7 +15,7 @@ class Plan:
 
     sql: str
     assumptions: list[str] = field(default_factory=list)
-    display_hint: str = "table"
+    display_hint: DisplayHint = "table"
     planner: str = ""
     #: answerable questions to offer when ``sql`` is empty
     suggestions: list[str] = field(default_factory=list)

@@ -27,9 +27,10 @@ import re
 from typing import Any, Callable, Sequence
 
 from ..errors import PlanningError
-from ..retrieve import Chunk
+from ..types import Chunk
 from ..settings import Settings
-from .base import DISPLAY_HINTS, Attempt, Plan
+from ..types import DISPLAY_HINTS
+from .base import Attempt, Plan
 from .prompt import FEW_SHOT_EXAMPLES, SYSTEM_PROMPT, build_user_message, format_examples, is_internal
 
 log = logging.getLogger(__name__)

@@ -8,7 +8,7 @@ from itertools import pairwise
 from typing import Sequence
 
 from ..census.semantic import Measure, Mention, find_mentions
-from ..retrieve import Chunk
+from ..types import Chunk
 from .catalog import Catalog
 from .declines import Decline, generic_suggestions, place_questions
 from .parsed import Parse

@@ -35,7 +35,7 @@ import re
 from typing import Iterable, Sequence
 
 from ..census.semantic import Measure
-from ..retrieve import Chunk
+from ..types import Chunk
 from .base import Attempt, Plan
 from .catalog import Catalog, State, counties_named, load_catalog
 from .declines import (Decline, coverage_suggestions, example_threshold, generic_suggestions, median_suggestions,

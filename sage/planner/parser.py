@@ -8,7 +8,7 @@ import re
 from typing import Sequence
 
 from ..census.semantic import load_gaps
-from ..retrieve import Chunk
+from ..types import Chunk
 from .catalog import Catalog
 from .declines import Decline, place_suggestions, topic_suggestions
 from .measures import find_measures

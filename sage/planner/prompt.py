@@ -19,7 +19,7 @@ import json
 import re
 from typing import Any, Iterable, Mapping, Sequence
 
-from ..retrieve import Chunk
+from ..types import Chunk
 
 SYSTEM_PROMPT = """\
 You write PostgreSQL queries that answer questions about US Census Bureau American Community Survey (ACS) 5-year \

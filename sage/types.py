@@ -1,0 +1,43 @@
+"""The values that flow between the stages: a retrieved :class:`Chunk`, the two progress callbacks, display hints.
+
+A leaf module (it imports nothing of ``sage``), so a planner can name a chunk, or a loader its progress callback,
+without importing the stage that produces it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal, get_args
+
+#: what a chunk of retrieval context describes
+ObjectType = Literal["table", "column", "variable"]
+OBJECT_TYPES: tuple[ObjectType, ...] = get_args(ObjectType)
+
+#: how an answer is best drawn; a planner only names one, ``sage.charts`` decides what can really be drawn
+DisplayHint = Literal["big", "statrow", "bar", "grouped", "map", "table"]
+DISPLAY_HINTS: tuple[DisplayHint, ...] = get_args(DisplayHint)
+
+#: ``progress(step, done, total)`` of a long step (setup, loading, indexing, fetching, evaluating)
+StepProgress = Callable[[str, int, int], None]
+#: ``progress(stage, info)`` of the question loop; stages: retrieving, planning, checking, running, done
+StageProgress = Callable[[str, dict[str, Any]], None]
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One retrieved piece of context: a table, a column or an ACS variable, with its cosine score in [0, 1]."""
+
+    id: int
+    object_type: ObjectType
+    #: ``public.estimates``, ``public.estimates.estimate`` or a variable code such as ``B19013_001E``
+    object_ref: str
+    content: str
+    score: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"object_type": self.object_type, "object_ref": self.object_ref, "content": self.content,
+                "score": self.score}
+
+
+__all__ = ["DISPLAY_HINTS", "OBJECT_TYPES", "Chunk", "DisplayHint", "ObjectType", "StageProgress", "StepProgress"]
