@@ -1,12 +1,11 @@
 """Explore: the variables (semantic search and categories), a variable's places on a chart and a map, the tables
 and columns the planner sees, and the ACS tables loaded (with the command that adds more)."""
 
-import re
-
 import streamlit as st
 
 import app_components as ui
 from sage import charts, explore
+from sage.census.codes import ACS_VARIABLE
 from sage.census.fetch import fetch_command, loaded_tables
 from sage.errors import SageError
 from sage.retrieve import readable_label, retrieve
@@ -79,7 +78,7 @@ def variables() -> None:
             chunks = []
         order = []
         for chunk in chunks:
-            found = re.search(r"[BC]\d{5}[A-Z]{0,2}_\d{3}E", chunk.object_ref or "")
+            found = ACS_VARIABLE.search(chunk.object_ref or "")
             if found and found.group(0) not in order:
                 order.append(found.group(0))
         shown = shown[shown["variable_code"].isin(order)]

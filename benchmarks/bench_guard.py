@@ -29,17 +29,13 @@ sys.path.insert(0, str(ROOT))
 from sage import db, execute, guard  # noqa: E402
 from sage.errors import ExecutionError, GuardError  # noqa: E402
 from sage.settings import load_settings  # noqa: E402
+from sage.timing import percentile  # noqa: E402
 
 CORPUS = [
     json.loads(line)
     for line in (ROOT / "tests" / "data" / "guard_corpus.jsonl").read_text(encoding="utf-8").splitlines()
     if line.strip()
 ]
-
-
-def pct(values: list[float], q: float) -> float:
-    values = sorted(values)
-    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
 
 
 def ms(start: float) -> float:
@@ -66,10 +62,10 @@ def bench_guard(rounds: int) -> dict:
                 accepted.append(took)
     return {
         "statements": len(CORPUS),
-        "all_p50_ms": pct(every, 0.5),
-        "all_p95_ms": pct(every, 0.95),
-        "accepted_p50_ms": pct(accepted, 0.5),
-        "accepted_p95_ms": pct(accepted, 0.95),
+        "all_p50_ms": percentile(every, 50),
+        "all_p95_ms": percentile(every, 95),
+        "accepted_p50_ms": percentile(accepted, 50),
+        "accepted_p95_ms": percentile(accepted, 95),
         "max_ms": max(every),
     }
 
@@ -130,14 +126,14 @@ def bench_overhead(settings, rounds: int) -> dict:
     overhead = [f - b for f, b in zip(full, bare)]
     return {
         "queries": len(queries),
-        "bare_p50_ms": pct(bare, 0.5),
-        "run_p50_ms": pct(full, 0.5),
-        "overhead_p50_ms": pct(overhead, 0.5),
-        "overhead_p95_ms": pct(overhead, 0.95),
-        "connect_p50_ms": pct(connects, 0.5),
-        "begin_set_local_p50_ms": pct(begins, 0.5),
-        "explain_p50_ms": pct(explains, 0.5),
-        "discard_all_p50_ms": pct(resets, 0.5),
+        "bare_p50_ms": percentile(bare, 50),
+        "run_p50_ms": percentile(full, 50),
+        "overhead_p50_ms": percentile(overhead, 50),
+        "overhead_p95_ms": percentile(overhead, 95),
+        "connect_p50_ms": percentile(connects, 50),
+        "begin_set_local_p50_ms": percentile(begins, 50),
+        "explain_p50_ms": percentile(explains, 50),
+        "discard_all_p50_ms": percentile(resets, 50),
     }
 
 

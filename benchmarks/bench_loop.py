@@ -28,12 +28,8 @@ from sage import agent  # noqa: E402
 from sage.census.setup import run_setup  # noqa: E402
 from sage.planner.claude import ClaudePlanner  # noqa: E402
 from sage.settings import load_settings  # noqa: E402
+from sage.timing import percentile  # noqa: E402
 from tests.fake_anthropic import FakeAnthropic, reply_plan  # noqa: E402
-
-
-def pct(values, q):
-    values = sorted(values)
-    return round(values[min(len(values) - 1, int(round(q * (len(values) - 1))))], 2)
 
 
 def main() -> int:
@@ -81,8 +77,9 @@ def main() -> int:
     out = {
         "runs": len(totals),
         "answered": answered,
-        "loop_overhead_ms": {"p50": pct(overhead, 0.5), "p95": pct(overhead, 0.95), "mean": round(statistics.mean(overhead), 2)},
-        "total_ms_with_fake_model": {"p50": pct(totals, 0.5), "p95": pct(totals, 0.95)},
+        "loop_overhead_ms": {"p50": round(percentile(overhead, 50), 2), "p95": round(percentile(overhead, 95), 2),
+                             "mean": round(statistics.mean(overhead), 2)},
+        "total_ms_with_fake_model": {"p50": round(percentile(totals, 50), 2), "p95": round(percentile(totals, 95), 2)},
     }
     if args.json:
         print(json.dumps(out, indent=2))

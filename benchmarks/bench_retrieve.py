@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import sys
 import tempfile
 import time
@@ -36,13 +35,10 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from sage.census.setup import run_setup  # noqa: E402
 from sage.embeddings import get_provider  # noqa: E402
-from sage.retrieve import eval_retrieval, index_schema, retrieve  # noqa: E402
+from sage.evaluate import eval_retrieval  # noqa: E402
+from sage.retrieve import index_schema, retrieve  # noqa: E402
 from sage.settings import load_settings  # noqa: E402
-
-
-def _percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+from sage.timing import percentile  # noqa: E402
 
 
 def measure(settings, questions_path: Path, top_k: int, repeat: int) -> dict:
@@ -84,9 +80,9 @@ def measure(settings, questions_path: Path, top_k: int, repeat: int) -> dict:
         "recall_at_k_uncapped": round(result["recall_at_k_uncapped"], 4),
         "all_gold_in_k": round(result["all_gold_in_k"], 4),
         "top1": round(result["top1"], 4),
-        "latency_ms": {"p50": round(statistics.median(latencies), 2), "p95": round(_percentile(latencies, 0.95), 2),
+        "latency_ms": {"p50": round(percentile(latencies, 50), 2), "p95": round(percentile(latencies, 95), 2),
                        "max": round(max(latencies), 2), "n": len(latencies)},
-        "latency_mixed_top10_ms": {"p50": round(statistics.median(mixed), 2), "p95": round(_percentile(mixed, 0.95), 2)},
+        "latency_mixed_top10_ms": {"p50": round(percentile(mixed, 50), 2), "p95": round(percentile(mixed, 95), 2)},
         "model": provider.name,
         "model_load_s": round(model_load_s, 3),
         "index_build_s": round(build_s, 3),

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import guard, execute
+from .census.codes import ACS_VARIABLE
 from .errors import DatabaseError, ExecutionError, GuardError, NotSetUpError, PlanningError, QuestionError, SageError
 from .execute import Result
 from .planner.base import Attempt, Plan, Planner
@@ -24,7 +25,6 @@ from .types import Chunk, StageProgress
 
 log = logging.getLogger(__name__)
 
-_CODE = re.compile(r"\b([BC]\d{5}[A-Z]{0,2}_\d{3}E)\b")
 #: the first lines of an error that go back to the planner (no rows, no internals)
 _MAX_ERROR_CHARS = 300
 
@@ -288,7 +288,7 @@ def run_sql(sql: str, settings: Settings, *, question: str = "", record: bool = 
 
 def _variables(settings: Settings, sql: str) -> list[dict]:
     """The variables a query names, with their vintage (for the answer card's caption)."""
-    codes = sorted(set(_CODE.findall(sql)))
+    codes = sorted(set(ACS_VARIABLE.findall(sql)))
     if not codes:
         return []
     from . import db

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from .settings import PROJECT_ROOT, Settings
+from .timing import percentile
 
 #: used when no question file is given: one question per common kind
 SAMPLE_QUESTIONS = (
@@ -26,15 +27,6 @@ SAMPLE_QUESTIONS = (
     "Total number of housing units in the US",
     "Median home value by county in Colorado",
 )
-
-
-def _pct(values: list[float], q: float) -> float:
-    if not values:
-        return 0.0
-    values = sorted(values)
-    k = (len(values) - 1) * q
-    lo, hi = int(k), min(int(k) + 1, len(values) - 1)
-    return round(values[lo] + (values[hi] - values[lo]) * (k - lo), 2)
 
 
 def stage_latencies(settings: Settings, questions: list[str], repeat: int = 3, planner: str | None = None) -> dict:
@@ -53,7 +45,8 @@ def stage_latencies(settings: Settings, questions: list[str], repeat: int = 3, p
         "questions": len(questions),
         "runs": len(questions) * repeat,
         "answered": answered,
-        "stages_ms": {k: {"p50": _pct(v, 0.5), "p95": _pct(v, 0.95)} for k, v in stages.items()},
+        "stages_ms": {k: {"p50": round(percentile(v, 50), 2), "p95": round(percentile(v, 95), 2)}
+                      for k, v in stages.items()},
     }
 
 

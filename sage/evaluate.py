@@ -1,4 +1,5 @@
-"""Comparing a planner's result with a gold result — the rule every accuracy figure of the project uses.
+"""Scoring against question sets with gold SQL: the rule every accuracy figure of the project uses, and the
+retrieval figures (recall@k and top-1 of the gold query's variables).
 
 A predicted result is right when it has the gold rows (same number, in the same order when the gold query orders
 them) and every gold column's values appear in some predicted column.  Extra predicted columns are allowed
@@ -10,14 +11,20 @@ from __future__ import annotations
 
 import json
 import math
-import statistics
+import time
 from collections import defaultdict
 from decimal import Decimal
 from itertools import product
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from . import agent, execute, guard
+from .census.codes import variable_codes
+from .embeddings import EmbeddingProvider
 from .errors import DataError, SageError
+from .retrieve import retrieve
+from .settings import Settings
+from .timing import percentile
 
 #: relative and absolute numeric tolerance
 REL_TOL = 0.005
@@ -180,8 +187,6 @@ def evaluate_file(settings, path: Path, planner: str | None = None,
     ``error``, ``timings_ms``), plus ``by_kind`` and plan-latency percentiles.  ``gold_sql: null`` is right only
     when the answer declines.
     """
-    from . import agent, execute, guard
-
     rows = read_questions(path)
     progress = progress or (lambda *a, **k: None)
     results = []
@@ -229,12 +234,71 @@ def evaluate_file(settings, path: Path, planner: str | None = None,
         "accuracy": round(correct / n, 4) if n else 0.0,
         "by_kind": {k: {"n": len(v), "correct": sum(v), "accuracy": round(sum(v) / len(v), 4)}
                     for k, v in sorted(by_kind.items())},
-        "plan_ms": {"p50": round(statistics.median(plan_ms), 2) if plan_ms else 0.0,
-                    "p95": round(sorted(plan_ms)[max(0, math.ceil(0.95 * len(plan_ms)) - 1)], 2) if plan_ms else 0.0,
+        "plan_ms": {"p50": round(percentile(plan_ms, 50), 2), "p95": round(percentile(plan_ms, 95), 2),
                     "max": round(max(plan_ms), 2) if plan_ms else 0.0},
         "results": results,
     }
 
 
-__all__ = ["ABS_TOL", "REL_TOL", "compare_results", "evaluate_file", "gold_is_ordered", "read_questions",
-           "values_equal"]
+# ---------------------------------------------------------------------------------------------------------------
+# Retrieval: are the gold query's variables among the first retrieved ones?
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def gold_variables(gold_sql: str | None) -> list[str]:
+    """The variable codes a gold query uses, in order of first appearance."""
+    return variable_codes(gold_sql)
+
+
+def eval_retrieval(
+    settings: Settings,
+    jsonl_path: str | Path,
+    top_k: int = 5,
+    *,
+    provider: EmbeddingProvider | None = None,
+) -> dict:
+    """Recall@k and top-1 of the gold variables over a JSON Lines file of ``{"id", "question", "gold_sql"}``.
+
+    Only variable chunks are ranked (tables and columns are few and always fit the planner's context).  For each
+    question with a gold query: ``recall`` = share of its gold codes among the top ``k`` variables, capped at k
+    (a question needing 8 variables is fully served when the first 5 are all gold), ``recall_uncapped`` the same
+    without the cap, ``top1`` = whether the first variable is a gold one.  Rows with ``gold_sql`` null (questions
+    the data cannot answer) are skipped.
+    """
+    results = []
+    skipped = 0
+    for row in read_questions(Path(jsonl_path)):
+        gold = gold_variables(row.get("gold_sql"))
+        if not gold:
+            skipped += 1
+            continue
+        started = time.perf_counter()
+        chunks = retrieve(settings, row["question"], top_k=top_k, object_types=("variable",), provider=provider)
+        ms = (time.perf_counter() - started) * 1000
+        got = [c.object_ref for c in chunks]
+        hits = len(set(gold) & set(got))
+        results.append({
+            "id": row["id"],
+            "question": row["question"],
+            "gold": gold,
+            "retrieved": got,
+            "recall": hits / min(len(gold), top_k),
+            "recall_uncapped": hits / len(gold),
+            "top1": bool(got) and got[0] in gold,
+            "ms": round(ms, 2),
+        })
+    n = len(results)
+    return {
+        "n": n,
+        "skipped": skipped,
+        "k": top_k,
+        "recall_at_k": sum(r["recall"] for r in results) / n if n else 0.0,
+        "recall_at_k_uncapped": sum(r["recall_uncapped"] for r in results) / n if n else 0.0,
+        "all_gold_in_k": sum(r["recall"] == 1.0 for r in results) / n if n else 0.0,
+        "top1": sum(r["top1"] for r in results) / n if n else 0.0,
+        "results": results,
+    }
+
+
+__all__ = ["ABS_TOL", "REL_TOL", "compare_results", "eval_retrieval", "evaluate_file", "gold_is_ordered",
+           "gold_variables", "read_questions", "values_equal"]

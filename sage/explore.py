@@ -12,13 +12,11 @@ Example:
 
 from __future__ import annotations
 
-import re
-
+from .census.codes import is_variable_code
 from .agent import Answer, run_sql
 from .errors import QuestionError
 from .settings import Settings
 
-_CODE = re.compile(r"^[BC]\d{5}[A-Z]{0,2}_\d{3}E$")
 LEVELS = ("state", "county")
 #: every county fits (3,222 rows in the shipped extract); the guard still caps the query at this LIMIT
 MAX_PLACES = 4000
@@ -40,7 +38,7 @@ def catalog(settings: Settings) -> Answer:
 
 def top_places_sql(code: str, level: str) -> str:
     """Every place's estimate (and margin of error) of one variable at one level, largest first."""
-    if not isinstance(code, str) or not _CODE.match(code):
+    if not is_variable_code(code):
         raise QuestionError(f"{code!r} is not an ACS variable code like B19013_001E.", kind="question_code")
     if level not in LEVELS:
         raise QuestionError(f"The level must be state or county, not {level!r}.", kind="question_level")

@@ -37,6 +37,7 @@ import psycopg
 from psycopg import sql as pgsql
 
 from . import db
+from .census.codes import ACS_VARIABLE
 from .embeddings import EmbeddingProvider, get_provider
 from .errors import DatabaseError, NotSetUpError, RetrievalError
 from .introspect import Column, IntrospectedSchema, Table, introspect
@@ -48,8 +49,6 @@ log = logging.getLogger(__name__)
 #: the schemas whose tables are described; the planner sees only these
 INDEXED_SCHEMAS = ("public",)
 ALIASES_FILE = Path(__file__).resolve().parent / "aliases.yaml"
-#: a variable code as it appears in SQL, e.g. B19013_001E, B19013A_001E
-VARIABLE_CODE = re.compile(r"B\d{5}[A-Z]?_\d{3}E")
 
 SETUP_HINT = "run `python -m sage setup`"
 
@@ -695,7 +694,7 @@ def _search(conn: psycopg.Connection, params: dict, question: str, top_k: int) -
     return _with_denominators(conn, chunks[:top_k], params["model"])[:top_k]
 
 
-_DENOMINATOR = re.compile(r"^Share or rate: divide by ([BC]\d{5}[A-Z]{0,2}_\d{3}E)", re.MULTILINE)
+_DENOMINATOR = re.compile(rf"^Share or rate: divide by ({ACS_VARIABLE.pattern})", re.MULTILINE)
 
 
 def _with_denominators(conn: psycopg.Connection, chunks: list[Chunk], model: str) -> list[Chunk]:
@@ -752,68 +751,6 @@ def _explain_empty(conn: psycopg.Connection, model: str) -> None:
         )
 
 
-# ---------------------------------------------------------------------------------------------------------------
-# Evaluation
-# ---------------------------------------------------------------------------------------------------------------
-
-
-def gold_variables(gold_sql: str | None) -> list[str]:
-    """The variable codes a gold query uses, in order of first appearance."""
-    return list(dict.fromkeys(VARIABLE_CODE.findall(gold_sql or "")))
-
-
-def eval_retrieval(
-    settings: Settings,
-    jsonl_path: str | Path,
-    top_k: int = 5,
-    *,
-    provider: EmbeddingProvider | None = None,
-) -> dict:
-    """Recall@k and top-1 of the gold variables over a JSON Lines file of ``{"id", "question", "gold_sql"}``.
-
-    Only variable chunks are ranked (tables and columns are few and always fit the planner's context).  For each
-    question with a gold query: ``recall`` = share of its gold codes among the top ``k`` variables, capped at k
-    (a question needing 8 variables is fully served when the first 5 are all gold), ``recall_uncapped`` the same
-    without the cap, ``top1`` = whether the first variable is a gold one.  Rows with ``gold_sql`` null (questions
-    the data cannot answer) are skipped.
-    """
-    from .evaluate import read_questions
-
-    results = []
-    skipped = 0
-    for row in read_questions(Path(jsonl_path)):
-        gold = gold_variables(row.get("gold_sql"))
-        if not gold:
-            skipped += 1
-            continue
-        started = time.perf_counter()
-        chunks = retrieve(settings, row["question"], top_k=top_k, object_types=("variable",), provider=provider)
-        ms = (time.perf_counter() - started) * 1000
-        got = [c.object_ref for c in chunks]
-        hits = len(set(gold) & set(got))
-        results.append({
-            "id": row["id"],
-            "question": row["question"],
-            "gold": gold,
-            "retrieved": got,
-            "recall": hits / min(len(gold), top_k),
-            "recall_uncapped": hits / len(gold),
-            "top1": bool(got) and got[0] in gold,
-            "ms": round(ms, 2),
-        })
-    n = len(results)
-    return {
-        "n": n,
-        "skipped": skipped,
-        "k": top_k,
-        "recall_at_k": sum(r["recall"] for r in results) / n if n else 0.0,
-        "recall_at_k_uncapped": sum(r["recall_uncapped"] for r in results) / n if n else 0.0,
-        "all_gold_in_k": sum(r["recall"] == 1.0 for r in results) / n if n else 0.0,
-        "top1": sum(r["top1"] for r in results) / n if n else 0.0,
-        "results": results,
-    }
-
-
 __all__ = [
     "Chunk",
     "IndexReport",
@@ -823,8 +760,6 @@ __all__ = [
     "describe_column",
     "describe_table",
     "describe_variable",
-    "eval_retrieval",
-    "gold_variables",
     "index_schema",
     "index_status",
     "load_variables",

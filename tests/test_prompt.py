@@ -11,6 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 from sage import db
+from sage.census.codes import ACS_VARIABLE
 from sage.planner.base import Attempt
 from sage.planner.prompt import (
     FEW_SHOT_EXAMPLES,
@@ -23,7 +24,6 @@ from sage.planner.prompt import (
 from sage.types import DISPLAY_HINTS, Chunk
 from sage.settings import PROJECT_ROOT
 
-CODE = re.compile(r"\b[BC]\d{5}[A-Z]{0,2}_\d{3}E\b")
 SHIPPED = {row["code"] for row in csv.DictReader((PROJECT_ROOT / "data" / "acs" / "variables.csv").open())}
 ANSWERED = [(q, p) for q, p in FEW_SHOT_EXAMPLES if p["sql"]]
 
@@ -36,7 +36,7 @@ def _chunk(i: int, object_type: str, ref: str, content: str) -> Chunk:
 
 
 def test_system_prompt_names_only_shipped_variables():
-    codes = set(CODE.findall(SYSTEM_PROMPT))
+    codes = set(ACS_VARIABLE.findall(SYSTEM_PROMPT))
     assert codes, "the rules should name the variables of their recipes"
     assert codes <= SHIPPED, f"not in data/acs/variables.csv: {sorted(codes - SHIPPED)}"
 
@@ -68,8 +68,8 @@ def test_examples_cover_every_kind_of_question():
 @pytest.mark.parametrize("question,plan", ANSWERED, ids=[q[:40] for q, _ in ANSWERED])
 def test_example_sql_follows_the_rules(question, plan):
     sql = plan["sql"]
-    assert set(CODE.findall(sql)) <= SHIPPED
-    assert CODE.findall(sql), "examples pick variables by code"
+    assert set(ACS_VARIABLE.findall(sql)) <= SHIPPED
+    assert ACS_VARIABLE.findall(sql), "examples pick variables by code"
     assert not re.search(r"(?<![\w.])estimate\b", sql), "a bare `estimate` column"
     assert "g.level" in sql
     assert not sql.rstrip().endswith(";")

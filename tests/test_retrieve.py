@@ -20,6 +20,7 @@ from sage import db
 from sage.census import schema as census_schema
 from sage.embeddings import BUNDLED_NAME
 from sage.errors import DataError, NotSetUpError, RetrievalError
+from sage.evaluate import eval_retrieval, gold_variables
 from sage.introspect import introspect
 from sage.retrieve import (
     Chunk,
@@ -29,8 +30,6 @@ from sage.retrieve import (
     describe_column,
     describe_table,
     describe_variable,
-    eval_retrieval,
-    gold_variables,
     index_schema,
     index_status,
     load_aliases,

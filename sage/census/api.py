@@ -56,7 +56,6 @@ KEY_HELP = (
 )
 
 _RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
-_TABLE_ID = re.compile(r"^[BC]\d{5}[A-Z]{0,2}$")
 
 
 def dataset_path(year: int) -> str:
@@ -467,10 +466,6 @@ def _snippet(text: str, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def valid_table_id(table_id: str) -> bool:
-    return bool(_TABLE_ID.match(table_id or ""))
-
-
 __all__ = [
     "CensusClient",
     "KEY_SIGNUP_URL",
@@ -481,5 +476,4 @@ __all__ = [
     "dataset_path",
     "is_special",
     "parse_value",
-    "valid_table_id",
 ]

@@ -49,7 +49,8 @@ from ..errors import CensusApiError, DatabaseError, SageError
 from ..settings import Settings
 from ..types import StepProgress
 from . import schema
-from .api import MAX_GET_ITEMS, CensusClient, TableMeta, dataset_path, is_special, parse_value, valid_table_id
+from .codes import is_table_id
+from .api import MAX_GET_ITEMS, CensusClient, TableMeta, dataset_path, is_special, parse_value
 
 log = logging.getLogger(__name__)
 
@@ -137,7 +138,7 @@ def resolve_tables(tables: str | Iterable[str] | None = None, preset: str | None
     if not out:
         raise CensusApiError("Name at least one table (e.g. --tables B25003) or a preset (--preset core).",
                              kind="invalid_argument")
-    bad = [t for t in out if not valid_table_id(t)]
+    bad = [t for t in out if not is_table_id(t)]
     if bad:
         raise CensusApiError(
             f"{', '.join(bad)} {'is not an ACS table id' if len(bad) == 1 else 'are not ACS table ids'} "

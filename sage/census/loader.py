@@ -22,6 +22,7 @@ import psycopg
 
 from ..errors import DataError
 from ..types import StepProgress
+from .codes import is_variable_code
 from .schema import CATEGORIES
 
 FILES = {
@@ -37,7 +38,6 @@ HEADERS = {
 SHIPPED = "shipped"
 
 _GEO_ID = re.compile(r"^(0400000US\d{2}|0500000US\d{5})$")
-_CODE = re.compile(r"^[BC]\d{5}[A-Z]{0,2}_\d{3}E$")
 _VINTAGE = re.compile(r"^\d{4}-\d{4}$")
 
 
@@ -135,7 +135,7 @@ def read_extract(acs_dir: Path) -> Extract:
     vintage_of: dict[str, str] = {}
     for lineno, r in _rows(path, "variables"):
         code, label, concept, table_id, category, universe, vintage = r
-        if not _CODE.match(code) or not code.startswith(table_id + "_"):
+        if not is_variable_code(code) or not code.startswith(table_id + "_"):
             raise _bad(path, lineno, f"variable code {code!r} is not an ACS estimate code of table {table_id!r}")
         if category not in CATEGORIES:
             raise _bad(path, lineno, f"category {category!r} is not one of {', '.join(CATEGORIES)}")

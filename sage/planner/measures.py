@@ -7,6 +7,7 @@ import re
 from itertools import pairwise
 from typing import Sequence
 
+from ..census.codes import ACS_VARIABLE
 from ..census.semantic import Measure, Mention, find_mentions
 from ..types import Chunk
 from .catalog import Catalog
@@ -69,7 +70,7 @@ def find_measures(p: Parse, cat: Catalog, chunks: Sequence[Chunk]) -> None:
         for ch in sorted(chunks or (), key=lambda c: -c.score)[:3]:
             if ch.object_type != "variable" or ch.score < 0.55:
                 continue
-            code = re.search(r"[BC]\d{5}[A-Z]?_\d{3}E", ch.object_ref or "")
+            code = ACS_VARIABLE.search(ch.object_ref or "")
             if not code:
                 continue
             m = next((m for m in cat.measures if m.kind == "direct" and m.numerator == (code.group(0),)), None)
