@@ -21,12 +21,11 @@ import warnings
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
-from urllib.parse import parse_qs, quote, urlsplit, urlunsplit
 
 import psycopg
 
 from .errors import DatabaseError, NotSetUpError
-from .settings import Settings
+from .settings import Settings, redact_url, with_user
 
 log = logging.getLogger(__name__)
 
@@ -85,31 +84,6 @@ def reader_url(settings: Settings, password: str | None = None) -> str:
     if settings.reader_url:
         return settings.reader_url
     return with_user(admin_url(settings), READER_ROLE, password)
-
-
-def with_user(url: str, user: str, password: str | None) -> str:
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if ":" in host:
-        host = f"[{host}]"
-    netloc = quote(user, safe="")
-    if password:
-        netloc += ":" + quote(password, safe="")
-    netloc += "@" + host + (f":{parts.port}" if parts.port else "")
-    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
-
-
-def redact_url(url: str | None) -> str:
-    """``host:port/dbname`` of a URL, with no user or password, for status pages and logs."""
-    if not url:
-        return "embedded"
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname or parse_qs(parts.query).get("host", ["local socket"])[0]
-        port = f":{parts.port}" if parts.port else ""
-        return f"{host}{port}{parts.path or ''}"
-    except ValueError:
-        return "(unparseable DATABASE_URL)"
 
 
 def _explain_connect_error(settings: Settings, exc: Exception, role: str) -> DatabaseError:
@@ -225,8 +199,6 @@ __all__ = [
     "owner",
     "reader_connect",
     "reader_url",
-    "redact_url",
     "require_setup",
     "server_info",
-    "with_user",
 ]

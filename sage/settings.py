@@ -15,6 +15,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
+from urllib.parse import parse_qs, quote, urlsplit, urlunsplit
 
 import platformdirs
 
@@ -80,8 +81,6 @@ class Settings:
 
     def public(self) -> dict[str, Any]:
         """The settings a user may see: no keys, no passwords."""
-        from .db import redact_url
-
         return {
             "database": redact_url(self.database_url) if self.database_url else "embedded",
             "data_dir": str(self.data_dir) if self.embedded else None,
@@ -115,6 +114,36 @@ _ENV_FOR = {
     "max_question_chars": "SAGE_MAX_QUESTION_CHARS",
     "claude_timeout_s": "SAGE_CLAUDE_TIMEOUT_S",
 }
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# database URLs: shown without secrets, and with another login
+
+
+def with_user(url: str, user: str, password: str | None) -> str:
+    """``url`` logging in as ``user`` (with ``password``, URL-quoted) instead of whoever it named."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = quote(user, safe="")
+    if password:
+        netloc += ":" + quote(password, safe="")
+    netloc += "@" + host + (f":{parts.port}" if parts.port else "")
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
+def redact_url(url: str | None) -> str:
+    """``host:port/dbname`` of a URL, with no user or password, for status pages and logs."""
+    if not url:
+        return "embedded"
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or parse_qs(parts.query).get("host", ["local socket"])[0]
+        port = f":{parts.port}" if parts.port else ""
+        return f"{host}{port}{parts.path or ''}"
+    except ValueError:
+        return "(unparseable DATABASE_URL)"
 
 
 def _read_secrets(path: Path) -> Mapping[str, Any]:

@@ -17,7 +17,7 @@ from sage import db
 from sage.census import loader
 from sage.census.setup import run_setup
 from sage.errors import DatabaseError, DataError, SettingsError
-from sage.settings import PROJECT_ROOT, load_settings
+from sage.settings import PROJECT_ROOT, load_settings, redact_url
 
 from .conftest import NO_SECRETS, make_settings
 
@@ -221,7 +221,7 @@ def test_database_url_path(second_server):
             conn.execute("SELECT * FROM sage.reader_login")
     info = db.server_info(s)
     assert info["embedded"] is False and "@" not in info["host"]
-    assert db.redact_url("postgresql://u:pw@db.example:5433/census") == "db.example:5433/census"
+    assert redact_url("postgresql://u:pw@db.example:5433/census") == "db.example:5433/census"
 
 
 def test_unreachable_server_names_the_setting():
