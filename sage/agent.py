@@ -17,7 +17,7 @@ from typing import Any
 
 from . import guard, execute
 from .census.codes import ACS_VARIABLE
-from .errors import DatabaseError, ExecutionError, GuardError, NotSetUpError, PlanningError, QuestionError, SageError
+from .errors import DatabaseError, ErrorKind, ExecutionError, GuardError, NotSetUpError, PlanningError, QuestionError, SageError
 from .execute import Result
 from .planner.base import Attempt, Plan, Planner
 from .settings import Settings
@@ -98,19 +98,19 @@ class Answer:
 def validate_question(question: Any, settings: Settings) -> str:
     """The question, stripped; :class:`QuestionError` when it cannot be asked."""
     if not isinstance(question, str):
-        raise QuestionError("The question must be text.", kind="question_type")
+        raise QuestionError("The question must be text.", kind=ErrorKind.QUESTION_TYPE)
     text = " ".join(question.split())
     if not text:
-        raise QuestionError("Type a question first, for example: “Top 5 most populous states”.", kind="question_empty")
+        raise QuestionError("Type a question first, for example: “Top 5 most populous states”.", kind=ErrorKind.QUESTION_EMPTY)
     if len(text) > settings.max_question_chars:
         raise QuestionError(
             f"The question is {len(text):,} characters long; the limit is {settings.max_question_chars:,} "
             "(SAGE_MAX_QUESTION_CHARS). Ask one thing at a time.",
-            kind="question_too_long",
+            kind=ErrorKind.QUESTION_TOO_LONG,
         )
     if not re.search(r"[A-Za-z]{2,}", text):
         raise QuestionError("That does not look like a question. Ask in words, e.g. “population of Ohio”.",
-                            kind="question_absurd")
+                            kind=ErrorKind.QUESTION_ABSURD)
     return text
 
 
@@ -138,7 +138,7 @@ def make_planner(settings: Settings, name: str | None = None) -> Planner:
 
             _planners[key] = OfflinePlanner(settings)
         else:
-            raise QuestionError(f"Unknown planner {name!r}: use auto, claude or offline.", kind="settings")
+            raise QuestionError(f"Unknown planner {name!r}: use auto, claude or offline.", kind=ErrorKind.SETTINGS)
     return _planners[key]
 
 
@@ -214,7 +214,7 @@ def _loop(answer: Answer, planner: Planner, settings: Settings, progress: StageP
         _take_plan(answer, plan)
         if plan.declined:
             reason = plan.assumptions[0] if plan.assumptions else "The data cannot answer this question."
-            answer.error = SageError(reason, kind="declined")
+            answer.error = SageError(reason, kind=ErrorKind.DECLINED)
             return
         if any(a.sql.strip() == plan.sql.strip() for a in answer.attempts):
             log.info("planner repeated a failed SQL; counting it as a failed try")
@@ -250,7 +250,7 @@ def _loop(answer: Answer, planner: Planner, settings: Settings, progress: StageP
     answer.error = PlanningError(
         f"No working query after {settings.max_attempts} tries (SAGE_MAX_ATTEMPTS). Last error: {last}. "
         "Try rephrasing the question, or edit the SQL below and run it again.",
-        kind="attempts_exhausted",
+        kind=ErrorKind.ATTEMPTS_EXHAUSTED,
     )
 
 

@@ -24,7 +24,7 @@ from typing import Iterator
 
 import psycopg
 
-from .errors import DatabaseError, NotSetUpError
+from .errors import DatabaseError, ErrorKind, NotSetUpError
 from .settings import Settings, redact_url, with_user
 
 log = logging.getLogger(__name__)
@@ -60,7 +60,7 @@ def _start_embedded(data_dir: Path):
                 f"Could not start the embedded PostgreSQL in {data_dir} ({type(exc).__name__}: {str(exc)[:300]}). "
                 "Check that SAGE_DATA_DIR is a writable directory that holds a census-sage database (or nothing), "
                 "or set DATABASE_URL to use another server.",
-                kind="database_down",
+                kind=ErrorKind.DATABASE_DOWN,
             ) from exc
         _servers[data_dir] = server
         log.info("embedded PostgreSQL ready in %s", data_dir)
@@ -101,7 +101,7 @@ def _explain_connect_error(settings: Settings, exc: Exception, role: str) -> Dat
                 "SAGE_READER_URL to an existing read-only login."
             )
             return NotSetUpError(f"Could not log in to {where} as {READER_ROLE}: {text}. {fix}", detail=text)
-    return DatabaseError(f"Could not connect to {where}: {text}. {fix}", kind="database_down", detail=text)
+    return DatabaseError(f"Could not connect to {where}: {text}. {fix}", kind=ErrorKind.DATABASE_DOWN, detail=text)
 
 
 def connect(settings: Settings, *, autocommit: bool = False) -> psycopg.Connection:

@@ -1,19 +1,79 @@
-"""One exception family for the product, a subclass per pipeline stage.
+"""One exception family for the product, a subclass per pipeline stage, and the kinds of error as an enum.
 
-Every error carries a message a user can act on (what happened and what to do next) in ``str(exc)``, a short
-machine-readable ``kind`` (used as ``error.kind`` in the CLI's JSON), and optionally a ``detail`` with the technical
-text (a PostgreSQL message, an HTTP status) for logs and for the planner's retry, never for the page.
+Every error carries a message a user can act on (what happened and what to do next) in ``str(exc)``, a
+machine-readable :class:`ErrorKind` (``error.kind`` in the CLI's JSON, and the key of the app's advice), and
+optionally a ``detail`` with the technical text (a PostgreSQL message, an HTTP status) for logs and for the planner's
+retry, never for the page.
 """
 
 from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+
+class ErrorKind(StrEnum):
+    """What went wrong, in one word.  A ``StrEnum``: it compares equal to, and prints as, its value."""
+
+    # the default of each exception class
+    ERROR = "error"
+    SETTINGS = "settings"
+    DATABASE = "database"
+    DATA = "data"
+    NOT_SET_UP = "not_set_up"
+    EMBEDDING = "embedding"
+    RETRIEVAL = "retrieval"
+    QUESTION = "question"
+    PLANNING = "planning"
+    GUARD = "guard"
+    OTHER = "other"  # the database could not run a guarded query, for no reason below
+    CENSUS_API = "census_api"
+    # the database
+    DATABASE_DOWN = "database_down"
+    # data files
+    DATA_MISSING = "data_missing"
+    DATA_MALFORMED = "data_malformed"
+    # the question (the app shows these as a warning, not an error)
+    QUESTION_TYPE = "question_type"
+    QUESTION_EMPTY = "question_empty"
+    QUESTION_TOO_LONG = "question_too_long"
+    QUESTION_ABSURD = "question_absurd"
+    QUESTION_CODE = "question_code"
+    QUESTION_LEVEL = "question_level"
+    # planning (the Claude planner and the question loop)
+    NO_KEY = "no_key"
+    BAD_KEY = "bad_key"
+    RATE_LIMITED = "rate_limited"
+    NETWORK = "network"
+    API = "api"
+    BAD_ANSWER = "bad_answer"
+    ATTEMPTS_EXHAUSTED = "attempts_exhausted"
+    #: not an exception: the ``error.kind`` of an answer the data cannot give (see :class:`sage.answer.Outcome`)
+    DECLINED = "declined"
+    # running a guarded query
+    TIMEOUT = "timeout"
+    PERMISSION = "permission"
+    UNDEFINED = "undefined"
+    # the Census Data API and `census fetch`
+    MISSING_KEY = "missing_key"
+    UNAVAILABLE = "unavailable"
+    EMPTY = "empty"
+    UNKNOWN_TABLE = "unknown_table"
+    UNKNOWN_VARIABLE = "unknown_variable"
+    TOO_MANY_VARIABLES = "too_many_variables"
+    BAD_GEOGRAPHY = "bad_geography"
+    NOT_FOUND = "not_found"
+    BAD_REQUEST = "bad_request"
+    BAD_RESPONSE = "bad_response"
+    INVALID_ARGUMENT = "invalid_argument"
 
 
 class SageError(Exception):
     """Root of every error the product raises on purpose."""
 
-    kind = "error"
+    kind: ErrorKind = ErrorKind.ERROR
 
-    def __init__(self, message: str, *, kind: str | None = None, detail: str | None = None) -> None:
+    def __init__(self, message: str, *, kind: ErrorKind | None = None, detail: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         if kind:
@@ -21,15 +81,15 @@ class SageError(Exception):
         self.detail = detail
 
     def to_dict(self) -> dict[str, str]:
-        return {"kind": self.kind, "message": self.message}
+        return {"kind": self.kind.value, "message": self.message}
 
 
 class SettingsError(SageError):
-    """A setting has a value the product cannot use."""
+    """A setting has a value the product cannot use; ``setting`` names it (e.g. ``SAGE_MAX_ROWS``)."""
 
-    kind = "settings"
+    kind = ErrorKind.SETTINGS
 
-    def __init__(self, message: str, *, setting: str | None = None, **kw) -> None:
+    def __init__(self, message: str, *, setting: str | None = None, **kw: Any) -> None:
         super().__init__(message, **kw)
         self.setting = setting
 
@@ -37,43 +97,43 @@ class SettingsError(SageError):
 class DatabaseError(SageError):
     """The database cannot be reached, started or prepared."""
 
-    kind = "database"
+    kind = ErrorKind.DATABASE
 
 
 class DataError(SageError):
     """A shipped or fetched data file is missing or malformed (nothing was loaded)."""
 
-    kind = "data"
+    kind = ErrorKind.DATA
 
 
 class NotSetUpError(DatabaseError):
     """The database is reachable but `python -m sage setup` has not been run on it."""
 
-    kind = "not_set_up"
+    kind = ErrorKind.NOT_SET_UP
 
 
 class EmbeddingError(SageError):
     """The embedding model cannot be loaded or run."""
 
-    kind = "embedding"
+    kind = ErrorKind.EMBEDDING
 
 
 class RetrievalError(SageError):
     """Retrieval failed (no index, bad question)."""
 
-    kind = "retrieval"
+    kind = ErrorKind.RETRIEVAL
 
 
 class QuestionError(SageError):
     """The question itself cannot be asked (empty, too long, not text)."""
 
-    kind = "question"
+    kind = ErrorKind.QUESTION
 
 
 class PlanningError(SageError):
     """The planner could not produce a plan: no key, bad key, rate limit, network, unparseable answer."""
 
-    kind = "planning"
+    kind = ErrorKind.PLANNING
 
 
 class GuardError(SageError):
@@ -83,9 +143,9 @@ class GuardError(SageError):
     function, a write); such a refusal ends the question loop instead of being retried.
     """
 
-    kind = "guard"
+    kind = ErrorKind.GUARD
 
-    def __init__(self, message: str, *, policy: bool = False, **kw) -> None:
+    def __init__(self, message: str, *, policy: bool = False, **kw: Any) -> None:
         super().__init__(message, **kw)
         self.policy = policy
 
@@ -93,14 +153,41 @@ class GuardError(SageError):
 class ExecutionError(SageError):
     """The database refused or aborted a guarded query.
 
-    ``kind`` is one of ``timeout``, ``permission``, ``undefined``, ``other``; ``detail`` has PostgreSQL's own
-    message for the planner's retry, ``str(exc)`` a plain one for users.
+    ``kind`` is ``timeout``, ``permission``, ``undefined`` or ``other``; ``detail`` has PostgreSQL's own message for
+    the planner's retry, ``str(exc)`` a plain one for users.
     """
 
-    kind = "other"
+    kind = ErrorKind.OTHER
 
 
 class CensusApiError(SageError):
-    """The Census Data API could not be used (bad key, network, unexpected answer)."""
+    """The Census Data API could not be used (bad key, network, unexpected answer).
 
-    kind = "census_api"
+    ``retryable`` is True for trouble that waiting may fix (429, 5xx, a time-out, a dropped connection);
+    ``retry_after`` is the server's ``Retry-After`` in seconds, when it sent one.
+    """
+
+    kind = ErrorKind.CENSUS_API
+
+    def __init__(self, message: str, *, retryable: bool = False, retry_after: float | None = None,
+                 **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.retryable = retryable
+        self.retry_after = retry_after
+
+
+__all__ = [
+    "CensusApiError",
+    "DataError",
+    "DatabaseError",
+    "EmbeddingError",
+    "ErrorKind",
+    "ExecutionError",
+    "GuardError",
+    "NotSetUpError",
+    "PlanningError",
+    "QuestionError",
+    "RetrievalError",
+    "SageError",
+    "SettingsError",
+]

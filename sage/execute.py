@@ -34,7 +34,7 @@ from psycopg import errors as pgerr
 from psycopg import sql as pgsql
 
 from . import db
-from .errors import ExecutionError
+from .errors import ErrorKind, ExecutionError
 from .guard import Guarded
 from .settings import Settings
 
@@ -148,7 +148,7 @@ def _run_on(
         raise ExecutionError(
             "The query would take far too long (it looks like it combines every row with every other row), so it "
             "was not run. Join the tables on geo_id or variable_code, or ask for fewer places.",
-            kind="timeout",
+            kind=ErrorKind.TIMEOUT,
             detail=str(exc),
         ) from None
     finally:
@@ -315,31 +315,31 @@ def _explain(exc: psycopg.Error, timeout_ms: int) -> ExecutionError:
         detail += f" HINT: {hint}"
     seconds = f"{timeout_ms / 1000:g}"
     if isinstance(exc, (pgerr.QueryCanceled, pgerr.IdleInTransactionSessionTimeout)) or state == "25P04":
-        kind = "timeout"
+        kind = ErrorKind.TIMEOUT
         message = (
             f"The query ran longer than {seconds} s and was stopped. Ask for fewer places or variables, or raise "
             f"SAGE_STATEMENT_TIMEOUT_MS (now {timeout_ms})."
         )
     elif isinstance(exc, (pgerr.ConfigurationLimitExceeded, pgerr.OutOfMemory, pgerr.DiskFull)):
-        kind = "timeout"  # too expensive, like a time-out: a narrower query may work
+        kind = ErrorKind.TIMEOUT  # too expensive, like a time-out: a narrower query may work
         message = (
             "The query needed more memory or temporary disk space than allowed and was stopped. Ask for fewer "
             "places or variables."
         )
     elif isinstance(exc, pgerr.LockNotAvailable):
-        kind = "timeout"
+        kind = ErrorKind.TIMEOUT
         message = "The census tables are busy (perhaps being reloaded by setup); try again in a moment."
     elif isinstance(exc, (pgerr.InsufficientPrivilege, pgerr.ReadOnlySqlTransaction)):
-        kind = "permission"
+        kind = ErrorKind.PERMISSION
         message = (
             "The database refused the query: it may only read public.geography, public.variables and "
             "public.estimates, and may not change anything."
         )
     elif isinstance(exc, (pgerr.UndefinedColumn, pgerr.UndefinedTable, pgerr.UndefinedFunction, pgerr.UndefinedObject)):
-        kind = "undefined"
+        kind = ErrorKind.UNDEFINED
         message = f"The query names something that does not exist: {primary[:200]}."
     else:
-        kind = "other"
+        kind = ErrorKind.OTHER
         message = f"The database could not run the query: {primary[:200]}."
     log.info("query failed (%s): %s", kind, detail)
     return ExecutionError(message, kind=kind, detail=detail)

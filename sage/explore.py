@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from .census.codes import is_variable_code
 from .agent import Answer, run_sql
-from .errors import QuestionError
+from .errors import ErrorKind, QuestionError
 from .settings import Settings
 
 LEVELS = ("state", "county")
@@ -39,9 +39,9 @@ def catalog(settings: Settings) -> Answer:
 def top_places_sql(code: str, level: str) -> str:
     """Every place's estimate (and margin of error) of one variable at one level, largest first."""
     if not is_variable_code(code):
-        raise QuestionError(f"{code!r} is not an ACS variable code like B19013_001E.", kind="question_code")
+        raise QuestionError(f"{code!r} is not an ACS variable code like B19013_001E.", kind=ErrorKind.QUESTION_CODE)
     if level not in LEVELS:
-        raise QuestionError(f"The level must be state or county, not {level!r}.", kind="question_level")
+        raise QuestionError(f"The level must be state or county, not {level!r}.", kind=ErrorKind.QUESTION_LEVEL)
     county = "g.county_name, " if level == "county" else ""
     return (
         f"SELECT g.geo_id, g.state_name, g.state_abbr, {county}e.estimate, e.margin_error\n"

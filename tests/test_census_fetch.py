@@ -455,9 +455,10 @@ def test_failure_mid_fetch_leaves_the_database_unchanged(fs, fake):
     before = snapshot(fs)
     # the first data request succeeds, every later one fails with 500 (more often than the client retries)
     fake.fail("status", times=100, after=1, status=500, match="get=")
-    with pytest.raises(CensusApiError) as err:
+    with pytest.raises(fetch.FetchError) as err:
         run_fetch(fs, ["B25003"], 2022)
     assert err.value.kind == "unavailable" and "database is unchanged" in err.value.message
+    assert isinstance(err.value.__cause__, CensusApiError) and err.value.report.tables == []
     assert len(fake.data_requests()) > 1  # it did fail half-way, after a successful request
     assert snapshot(fs) == before
 
@@ -466,7 +467,7 @@ def test_failure_on_a_later_table_keeps_the_tables_before_it(fs, fake):
     run_fetch(fs, ["B25003"], 2023)
     before = table_rows(fs, "B25003")
     fake.fail("status", times=100, status=500, match="B25003_001E")
-    with pytest.raises(CensusApiError) as err:
+    with pytest.raises(fetch.FetchError) as err:
         run_fetch(fs, ["B25002", "B25003"], 2022)
     exc = err.value
     assert [t.table_id for t in exc.report.tables] == ["B25002"]
@@ -478,9 +479,10 @@ def test_failure_on_a_later_table_keeps_the_tables_before_it(fs, fake):
 def test_bad_key_leaves_the_database_unchanged(fs):
     before = snapshot(fs)
     wrong = fs.replace(census_api_key="not-the-key")
-    with pytest.raises(CensusApiError) as err:
+    with pytest.raises(fetch.FetchError) as err:
         run_fetch(wrong, ["B25003"], 2022)
     assert err.value.kind == "bad_key" and "not-the-key" not in err.value.message
+    assert isinstance(err.value.__cause__, CensusApiError)
     assert snapshot(fs) == before
 
 

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any, Callable
 
-from ..errors import CensusApiError
+from ..errors import CensusApiError, ErrorKind
 from ..settings import Settings
 
 log = logging.getLogger(__name__)
@@ -184,7 +184,7 @@ class CensusClient:
         if not isinstance(entries, dict):
             raise CensusApiError(
                 f"The Census Data API answered {what} with something other than a variables listing.",
-                kind="bad_response", detail=_snippet(json.dumps(body)[:300]),
+                kind=ErrorKind.BAD_RESPONSE, detail=_snippet(json.dumps(body)[:300]),
             )
         pattern = re.compile(rf"^{re.escape(table_id)}_(\d{{3}})E$")
         lines: list[VariableMeta] = []
@@ -204,7 +204,7 @@ class CensusClient:
             concept = concept or var.concept or None
             universe = universe or var.universe
         if not lines:
-            raise CensusApiError(_unknown_table_message(table_id, year), kind="unknown_table")
+            raise CensusApiError(_unknown_table_message(table_id, year), kind=ErrorKind.UNKNOWN_TABLE)
         lines.sort(key=lambda v: v.code)
         return TableMeta(table_id=table_id, year=int(year), concept=concept or table_id, universe=universe,
                          variables=lines)
@@ -249,14 +249,14 @@ class CensusClient:
             raise CensusApiError(
                 f"The Census Data API answered the request for {what} with something other than a table "
                 "(expected a JSON array of arrays with a header row).",
-                kind="bad_response", detail=_snippet(json.dumps(body)[:300]),
+                kind=ErrorKind.BAD_RESPONSE, detail=_snippet(json.dumps(body)[:300]),
             )
         if len(body) < 2:
             raise _empty(what)
         width = len(body[0])
         if any(len(r) != width for r in body[1:]):
             raise CensusApiError(
-                f"The Census Data API answered the request for {what} with rows of uneven length.", kind="bad_response"
+                f"The Census Data API answered the request for {what} with rows of uneven length.", kind=ErrorKind.BAD_RESPONSE
             )
         return body
 
@@ -280,7 +280,7 @@ class CensusClient:
         for attempt in range(1, self.attempts + 1):
             if attempt > 1:
                 delay = min(self.max_backoff, self.backoff * 2 ** (attempt - 2))
-                if last is not None and getattr(last, "retry_after", None) is not None:
+                if last is not None and last.retry_after is not None:
                     delay = min(self.max_backoff, max(delay, last.retry_after))
                 self.retries += 1
                 log.info("retrying %s in %.2fs (%s)", shown, delay, last.detail if last else "")
@@ -288,13 +288,12 @@ class CensusClient:
             try:
                 return self._once(url, shown, what=what, not_found=not_found)
             except CensusApiError as exc:
-                if not getattr(exc, "retryable", False):
+                if not exc.retryable:
                     raise
                 last = exc
         assert last is not None
-        last.message = f"{last.message} Gave up after {self.attempts} tries."
-        last.args = (last.message,)
-        raise last
+        raise CensusApiError(f"{last.message} Gave up after {self.attempts} tries.", kind=last.kind,
+                             detail=last.detail, retryable=True, retry_after=last.retry_after) from None
 
     def _once(self, url: str, shown: str, *, what: str, not_found: str | None) -> Any:
         self.requests += 1
@@ -317,7 +316,7 @@ class CensusClient:
         except (TimeoutError, socket.timeout) as exc:
             raise _retryable(
                 f"The Census Data API did not answer the request for {what} within {self.timeout:g} s.",
-                "timeout", f"{shown}: {type(exc).__name__}",
+                ErrorKind.TIMEOUT, f"{shown}: {type(exc).__name__}",
             ) from None
         except urllib.error.URLError as exc:
             raise self._network_error(exc.reason, what=what, shown=shown) from None
@@ -335,7 +334,7 @@ class CensusClient:
         except ValueError:
             raise CensusApiError(
                 f"The Census Data API answered the request for {what} with something that is not JSON.",
-                kind="bad_response", detail=f"{shown}: {_snippet(text)}",
+                kind=ErrorKind.BAD_RESPONSE, detail=f"{shown}: {_snippet(text)}",
             ) from None
 
     def _http_error(self, status: int, headers, body: bytes, *, what: str, shown: str,
@@ -348,33 +347,33 @@ class CensusClient:
             return CensusApiError(
                 f"The Census Data API redirected the request for {what} to {location or 'another address'}; "
                 "check SAGE_CENSUS_API_URL.",
-                kind="bad_response", detail=f"{shown}: HTTP {status}",
+                kind=ErrorKind.BAD_RESPONSE, detail=f"{shown}: HTTP {status}",
             )
         if status in _RETRY_STATUSES:
-            err = _retryable(
+            return _retryable(
                 f"The Census Data API is busy or failing (HTTP {status}) for {what}.",
-                "rate_limited" if status == 429 else "unavailable", f"{shown}: HTTP {status} {_snippet(text)}",
+                ErrorKind.RATE_LIMITED if status == 429 else ErrorKind.UNAVAILABLE,
+                f"{shown}: HTTP {status} {_snippet(text)}",
+                retry_after=_retry_after(headers),
             )
-            err.retry_after = _retry_after(headers)
-            return err
         if status == 404:
             return CensusApiError(
                 not_found or f"The Census Data API has no {what}: check the vintage (ACS 5-year data exist for "
                 "2009 up to the latest release).",
-                kind="not_found", detail=f"{shown}: HTTP 404 {_snippet(text)}",
+                kind=ErrorKind.NOT_FOUND, detail=f"{shown}: HTTP 404 {_snippet(text)}",
             )
         if status in (401, 403) or "invalid key" in text.lower():
             return _key_error(missing=False)
         if status == 400:
             low = text.lower()
             if "unknown variable" in low:
-                kind = "unknown_variable"
+                kind = ErrorKind.UNKNOWN_VARIABLE
             elif "limited to 50" in low:
-                kind = "too_many_variables"
+                kind = ErrorKind.TOO_MANY_VARIABLES
             elif "geography" in low or "heirarchy" in low or "hierarchy" in low:
-                kind = "bad_geography"
+                kind = ErrorKind.BAD_GEOGRAPHY
             else:
-                kind = "bad_request"
+                kind = ErrorKind.BAD_REQUEST
             clean = re.sub(r"^(error:\s*)+", "", text.strip(), flags=re.I)
             return CensusApiError(
                 f"The Census Data API refused the request for {what}: {_snippet(clean, 200)}",
@@ -382,7 +381,7 @@ class CensusClient:
             )
         return CensusApiError(
             f"The Census Data API answered the request for {what} with HTTP {status}.",
-            kind="bad_response", detail=f"{shown}: HTTP {status} {_snippet(text)}",
+            kind=ErrorKind.BAD_RESPONSE, detail=f"{shown}: HTTP {status} {_snippet(text)}",
         )
 
     def _network_error(self, reason: Any, *, what: str, shown: str) -> CensusApiError:
@@ -390,28 +389,25 @@ class CensusClient:
         if isinstance(reason, (TimeoutError, socket.timeout)):
             return _retryable(
                 f"The Census Data API did not answer the request for {what} within {self.timeout:g} s.",
-                "timeout", f"{shown}: timeout",
+                ErrorKind.TIMEOUT, f"{shown}: timeout",
             )
         if isinstance(reason, (ConnectionResetError, ConnectionAbortedError, http.client.RemoteDisconnected,
                                http.client.IncompleteRead, BrokenPipeError)):
             return _retryable(
                 f"The connection to the Census Data API at {host} was dropped while fetching {what}.",
-                "network", f"{shown}: {type(reason).__name__}",
+                ErrorKind.NETWORK, f"{shown}: {type(reason).__name__}",
             )
         why = "the host name could not be resolved" if isinstance(reason, socket.gaierror) else str(reason)
         return CensusApiError(
             f"Could not reach the Census Data API at {host} ({why}). Check the internet connection (and a proxy, if "
             "you use one), or SAGE_CENSUS_API_URL; nothing was loaded.",
-            kind="network", detail=f"{shown}: {type(reason).__name__}: {reason}",
+            kind=ErrorKind.NETWORK, detail=f"{shown}: {type(reason).__name__}: {reason}",
         )
 
 
 # ---------------------------------------------------------------------- helpers
-def _retryable(message: str, kind: str, detail: str) -> CensusApiError:
-    err = CensusApiError(message, kind=kind, detail=detail)
-    err.retryable = True
-    err.retry_after = None
-    return err
+def _retryable(message: str, kind: ErrorKind, detail: str, retry_after: float | None = None) -> CensusApiError:
+    return CensusApiError(message, kind=kind, detail=detail, retryable=True, retry_after=retry_after)
 
 
 def _retry_after(headers) -> float | None:
@@ -426,17 +422,17 @@ def _empty(what: str) -> CensusApiError:
     return CensusApiError(
         f"The Census Data API returned no rows for {what} (HTTP 204 or an empty table). The table may not be "
         "published for that geography or vintage; check the table id and vintage.",
-        kind="empty",
+        kind=ErrorKind.EMPTY,
     )
 
 
 def _key_error(*, missing: bool) -> CensusApiError:
     if missing:
         return CensusApiError(
-            "The Census Data API requires a key and none is set. " + KEY_HELP, kind="missing_key"
+            "The Census Data API requires a key and none is set. " + KEY_HELP, kind=ErrorKind.MISSING_KEY
         )
     return CensusApiError(
-        "The Census Data API rejected CENSUS_API_KEY as invalid. " + KEY_HELP, kind="bad_key"
+        "The Census Data API rejected CENSUS_API_KEY as invalid. " + KEY_HELP, kind=ErrorKind.BAD_KEY
     )
 
 
@@ -449,7 +445,7 @@ def _html_answer(text: str, *, what: str, shown: str, status: int) -> CensusApiE
     return CensusApiError(
         f"The Census Data API answered the request for {what} with a web page instead of data (HTTP {status}). "
         "Check SAGE_CENSUS_API_URL and the vintage.",
-        kind="bad_response", detail=f"{shown}: {_snippet(text)}",
+        kind=ErrorKind.BAD_RESPONSE, detail=f"{shown}: {_snippet(text)}",
     )
 
 

@@ -40,12 +40,12 @@ from datetime import date
 from decimal import Decimal
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 import psycopg
 
 from .. import db
-from ..errors import CensusApiError, DatabaseError, SageError
+from ..errors import CensusApiError, DatabaseError, ErrorKind, SageError
 from ..settings import Settings
 from ..types import StepProgress
 from . import schema
@@ -125,7 +125,7 @@ def resolve_tables(tables: str | Iterable[str] | None = None, preset: str | None
     if preset:
         if preset not in PRESETS:
             raise CensusApiError(
-                f"Unknown preset {preset!r}; choose one of {', '.join(sorted(PRESETS))}.", kind="invalid_argument"
+                f"Unknown preset {preset!r}; choose one of {', '.join(sorted(PRESETS))}.", kind=ErrorKind.INVALID_ARGUMENT
             )
         return list(PRESETS[preset])
     if isinstance(tables, str):
@@ -137,14 +137,14 @@ def resolve_tables(tables: str | Iterable[str] | None = None, preset: str | None
             out.append(t)
     if not out:
         raise CensusApiError("Name at least one table (e.g. --tables B25003) or a preset (--preset core).",
-                             kind="invalid_argument")
+                             kind=ErrorKind.INVALID_ARGUMENT)
     bad = [t for t in out if not is_table_id(t)]
     if bad:
         raise CensusApiError(
             f"{', '.join(bad)} {'is not an ACS table id' if len(bad) == 1 else 'are not ACS table ids'} "
             "(a B or C and five digits, with an optional letter suffix, e.g. B25003 or B19013A). "
             "Find ids with `python -m sage census tables --search TEXT`.",
-            kind="invalid_argument",
+            kind=ErrorKind.INVALID_ARGUMENT,
         )
     return out
 
@@ -154,12 +154,12 @@ def _check_vintage(vintage: int) -> int:
         year = int(vintage)
     except (TypeError, ValueError):
         raise CensusApiError(f"The vintage must be a year such as {DEFAULT_VINTAGE}, not {vintage!r}.",
-                             kind="invalid_argument") from None
+                             kind=ErrorKind.INVALID_ARGUMENT) from None
     if not FIRST_VINTAGE <= year <= date.today().year:
         raise CensusApiError(
             f"ACS 5-year data exist for the years {FIRST_VINTAGE} to the latest release, not {year} "
             f"(the year is the last of the five: {DEFAULT_VINTAGE} = {vintage_label(DEFAULT_VINTAGE)}).",
-            kind="invalid_argument",
+            kind=ErrorKind.INVALID_ARGUMENT,
         )
     return year
 
@@ -169,7 +169,7 @@ def _check_geographies(geographies: Iterable[str]) -> tuple[str, ...]:
     bad = [g for g in geos if g not in GEOGRAPHIES]
     if not geos or bad:
         raise CensusApiError(
-            f"Geographies must be state and/or county, not {', '.join(bad) or 'nothing'}.", kind="invalid_argument"
+            f"Geographies must be state and/or county, not {', '.join(bad) or 'nothing'}.", kind=ErrorKind.INVALID_ARGUMENT
         )
     return geos
 
@@ -278,6 +278,18 @@ class FetchReport:
         return "\n".join(lines)
 
 
+class FetchError(SageError):
+    """``census fetch`` stopped at a table; ``report`` lists the tables loaded before it (they stay loaded).
+
+    ``kind`` and ``detail`` are those of the error that stopped it (its ``__cause__``): a Census API kind, or
+    ``database`` when loading failed.
+    """
+
+    def __init__(self, message: str, *, report: FetchReport, **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.report = report
+
+
 # ---------------------------------------------------------------------------------------------- download
 
 
@@ -356,7 +368,7 @@ def download_table(
             if missing:
                 raise CensusApiError(
                     f"The Census Data API's answer for {table_id} lacks the columns {', '.join(missing[:5])}.",
-                    kind="bad_response",
+                    kind=ErrorKind.BAD_RESPONSE,
                 )
             pairs = [(items[i], header[items[i]], header[items[i + 1]]) for i in range(0, len(items), 2)]
             for row in body[1:]:
@@ -394,7 +406,7 @@ def download_table(
         raise CensusApiError(
             f"None of the places the Census Data API returned for {table_id} ({year}) are in this database's "
             f"geography ({len(data.skipped)} skipped); nothing was loaded.",
-            kind="empty",
+            kind=ErrorKind.EMPTY,
         )
     data.requests = client.requests - before
     data.seconds = time.perf_counter() - started
@@ -543,7 +555,8 @@ def fetch_tables(
     "B25003: load").  ``client`` replaces the default HTTP client (tests use one with tiny backoff delays).
     Raises :class:`CensusApiError` (``kind`` bad_key, missing_key, network, timeout, unavailable, rate_limited,
     empty, unknown_table, not_found, bad_request, bad_response, invalid_argument); tables loaded before the
-    failure stay loaded, the failing table and the ones after it are untouched, and ``exc.report`` holds the
+    failure stay loaded, the failing table and the ones after it are untouched: that failure is raised as a
+    :class:`FetchError` (its ``kind`` the failing step's, its cause the original error) whose ``report`` holds the
     partial :class:`FetchReport`.
     """
     progress = progress or (lambda *a: None)
@@ -583,19 +596,17 @@ def fetch_tables(
         except SageError as exc:
             done = [t.table_id for t in report.tables]
             rest = table_ids[len(done):]
-            exc.message = (
+            message = (
                 f"{exc.message} Nothing of {', '.join(rest)} was loaded"
                 + (f"; {', '.join(done)} {'was' if len(done) == 1 else 'were'} loaded before the failure." if done
                    else "; the database is unchanged.")
             )
-            exc.args = (exc.message,)
-            exc.report = report
             if report.tables:
                 report.semantic = _refresh_semantic(settings)
                 if refresh_index:
                     report.index = _refresh_index(settings, progress)
             report.seconds = time.perf_counter() - started
-            raise
+            raise FetchError(message, kind=exc.kind, detail=exc.detail, report=report) from exc
         if report.tables:
             conn.execute("ANALYZE public.variables, public.estimates")
     if report.tables:
@@ -662,7 +673,7 @@ def search_tables(settings: Settings, text: str | None, limit: int = 50) -> list
     catalog = _catalog(path)
     if not catalog:
         raise SageError(f"The ACS catalog {CATALOG_FILE} is missing from data/acs/; restore it from the repository.",
-                        kind="data_missing")
+                        kind=ErrorKind.DATA_MISSING)
     limit = max(1, int(limit or 50))
     words = [w for w in re.split(r"[\s,;]+", (text or "").lower()) if w]
 
@@ -750,6 +761,7 @@ def loaded_tables(settings: Settings) -> list[dict]:
 
 __all__ = [
     "DEFAULT_VINTAGE",
+    "FetchError",
     "FetchReport",
     "PRESETS",
     "TableReport",

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import psycopg
 
-from ..errors import DataError
+from ..errors import DataError, ErrorKind
 from ..types import StepProgress
 from .codes import is_variable_code
 from .schema import CATEGORIES
@@ -59,7 +59,7 @@ def _open(path: Path):
         raise DataError(
             f"The data file {path.name} is missing from {path.parent}. Restore it from the repository "
             "(git checkout -- data/) and run `python -m sage setup` again.",
-            kind="data_missing",
+            kind=ErrorKind.DATA_MISSING,
         )
     if path.suffix == ".gz":
         return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", newline="")
@@ -75,20 +75,20 @@ def _rows(path: Path, name: str):
                 raise DataError(
                     f"{path.name} has the header {header!r}; expected {HEADERS[name]!r}. The file is not the shipped "
                     "extract: restore it from the repository.",
-                    kind="data_malformed",
+                    kind=ErrorKind.DATA_MALFORMED,
                 )
             for lineno, row in enumerate(reader, start=2):
                 if len(row) != len(header):
                     raise _bad(path, lineno, f"{len(row)} fields instead of {len(header)}")
                 yield lineno, row
     except (OSError, EOFError, gzip.BadGzipFile, UnicodeDecodeError, csv.Error) as exc:
-        raise DataError(f"{path.name} could not be read ({exc}); restore it from the repository.", kind="data_malformed") from exc
+        raise DataError(f"{path.name} could not be read ({exc}); restore it from the repository.", kind=ErrorKind.DATA_MALFORMED) from exc
 
 
 def _bad(path: Path, lineno: int, what: str) -> DataError:
     return DataError(
         f"{path.name} line {lineno}: {what}. Nothing was loaded; restore the file from the repository.",
-        kind="data_malformed",
+        kind=ErrorKind.DATA_MALFORMED,
     )
 
 
@@ -165,7 +165,7 @@ def read_extract(acs_dir: Path) -> Extract:
             raise _bad(path, lineno, f"margin_error {moe!r} is negative")
         ex.estimates.append((geo_id, code, est, err, source or "shipped"))
     if not ex.geography or not ex.variables or not ex.estimates:
-        raise DataError("The shipped extract is empty; restore data/acs/ from the repository.", kind="data_malformed")
+        raise DataError("The shipped extract is empty; restore data/acs/ from the repository.", kind=ErrorKind.DATA_MALFORMED)
     return ex
 
 

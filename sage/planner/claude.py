@@ -26,7 +26,7 @@ import logging
 import re
 from typing import Any, Callable, Sequence
 
-from ..errors import PlanningError
+from ..errors import ErrorKind, PlanningError
 from ..types import Chunk
 from ..settings import Settings
 from ..types import DISPLAY_HINTS
@@ -90,7 +90,7 @@ class ClaudePlanner:
             raise PlanningError(
                 "The Claude planner needs an Anthropic API key: set ANTHROPIC_API_KEY in the environment or in "
                 f".streamlit/secrets.toml ({_OFFLINE_HINT}).",
-                kind="no_key",
+                kind=ErrorKind.NO_KEY,
             )
         import anthropic  # imported here so the offline planner never pays for it
 
@@ -160,14 +160,14 @@ def _planning_error(exc: Exception, settings: Settings) -> PlanningError:
         return PlanningError(
             f"The Anthropic API did not answer within {settings.claude_timeout_s:g} s (after retries). Try again; "
             f"raise SAGE_CLAUDE_TIMEOUT_S if this keeps happening, {_OFFLINE_HINT}.",
-            kind="network",
+            kind=ErrorKind.NETWORK,
             detail="timeout",
         )
     if isinstance(exc, anthropic.APIConnectionError):
         return PlanningError(
             "Could not reach the Anthropic API (network error). Check the internet connection or proxy, and "
             f"ANTHROPIC_BASE_URL if you set it, {_OFFLINE_HINT}.",
-            kind="network",
+            kind=ErrorKind.NETWORK,
             detail=detail,
         )
     if isinstance(exc, anthropic.AuthenticationError):
@@ -175,7 +175,7 @@ def _planning_error(exc: Exception, settings: Settings) -> PlanningError:
             "Anthropic rejected the API key (401). Check ANTHROPIC_API_KEY (environment or .streamlit/secrets.toml): "
             "it may be mistyped, revoked or from another workspace; create one at console.anthropic.com, "
             f"{_OFFLINE_HINT}.",
-            kind="bad_key",
+            kind=ErrorKind.BAD_KEY,
             detail=detail,
         )
     if isinstance(exc, (anthropic.RateLimitError, anthropic.OverloadedError)):
@@ -184,7 +184,7 @@ def _planning_error(exc: Exception, settings: Settings) -> PlanningError:
         return PlanningError(
             f"The Anthropic {what} and the retries did not get through. Wait a minute and ask again, "
             f"{_OFFLINE_HINT}.",
-            kind="rate_limited",
+            kind=ErrorKind.RATE_LIMITED,
             detail=detail,
         )
     if isinstance(exc, anthropic.APIStatusError):
@@ -200,14 +200,14 @@ def _planning_error(exc: Exception, settings: Settings) -> PlanningError:
         else:
             hint = "Try again; if it persists, report it with this message."
         message = f"The Anthropic API refused the request ({status}: {detail}). {hint}"
-        return PlanningError(message, kind="api", detail=detail)
-    return PlanningError(f"The Anthropic API call failed ({type(exc).__name__}: {detail}).", kind="api", detail=detail)
+        return PlanningError(message, kind=ErrorKind.API, detail=detail)
+    return PlanningError(f"The Anthropic API call failed ({type(exc).__name__}: {detail}).", kind=ErrorKind.API, detail=detail)
 
 
 def _bad_answer(why: str, raw: str = "") -> PlanningError:
     return PlanningError(
         f"Claude's answer could not be used ({why}). Ask again, perhaps more precisely, {_OFFLINE_HINT}.",
-        kind="bad_answer",
+        kind=ErrorKind.BAD_ANSWER,
         detail=raw[:500] or why,
     )
 
