@@ -457,7 +457,7 @@ def _table(result, key: str, file_name: str, height: int | str = "auto") -> None
 
 
 def _declined(answer: agent.Answer, key: str) -> None:
-    st.info(md(answer.error.message if answer.error else "The data cannot answer this question."),
+    st.info(md(answer.decline or "The data cannot answer this question."),
             icon=":material/help:")
     others = answer.assumptions[1:] if answer.assumptions else []
     if others:

@@ -12,87 +12,21 @@ from __future__ import annotations
 import logging
 import re
 import time
-from dataclasses import dataclass, field
 from typing import Any
 
-from . import guard, execute
+from . import db, execute, guard, querylog
+from .answer import Answer
 from .census.codes import ACS_VARIABLE
 from .errors import DatabaseError, ErrorKind, ExecutionError, GuardError, NotSetUpError, PlanningError, QuestionError, SageError
-from .execute import Result
 from .planner.base import Attempt, Plan, Planner
 from .settings import Settings
+from .retrieve import retrieve
 from .types import Chunk, StageProgress
 
 log = logging.getLogger(__name__)
 
 #: the first lines of an error that go back to the planner (no rows, no internals)
 _MAX_ERROR_CHARS = 300
-
-
-@dataclass
-class Answer:
-    """Everything a user sees for one question (or one edited SQL): the answer card's contents."""
-
-    question: str
-    planner: str
-    sql: str = ""
-    assumptions: list[str] = field(default_factory=list)
-    display_hint: str = "table"
-    result: Result | None = None
-    attempts: list[Attempt] = field(default_factory=list)
-    timings_ms: dict[str, float] = field(default_factory=dict)
-    error: SageError | None = None
-    suggestions: list[str] = field(default_factory=list)
-    usage: dict = field(default_factory=dict)
-    model: str | None = None
-    chunks: list[Chunk] = field(default_factory=list)
-    variables: list[dict] = field(default_factory=list)
-    id: int | None = None
-
-    @property
-    def answered(self) -> bool:
-        return self.result is not None and self.error is None
-
-    @property
-    def declined(self) -> bool:
-        return self.error is not None and self.error.kind == "declined"
-
-    @property
-    def tries(self) -> int:
-        return len(self.attempts) + (1 if self.answered else 0)
-
-    @property
-    def vintages(self) -> list[str]:
-        return sorted({v["vintage"] for v in self.variables if v.get("vintage")}, reverse=True)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The CLI contract of `ask` (DESIGN.md): an answer, or ``error`` when there is none."""
-        base: dict[str, Any] = {"question": self.question, "planner": self.planner}
-        if not self.answered:
-            base.update(
-                error=(self.error or SageError("No answer.")).to_dict(),
-                attempts=[a.to_dict() for a in self.attempts],
-                sql=self.sql or None,
-                assumptions=self.assumptions,
-                suggestions=self.suggestions,
-                timings_ms=self.timings_ms,
-            )
-            return base
-        r = self.result
-        base.update(
-            sql=self.sql,
-            assumptions=self.assumptions,
-            display_hint=self.display_hint,
-            columns=r.columns,
-            rows=r.rows,
-            row_count=r.row_count,
-            truncated=r.truncated,
-            attempts=[a.to_dict() for a in self.attempts],
-            timings_ms=self.timings_ms,
-            vintages=self.vintages,
-            usage=self.usage,
-        )
-        return base
 
 
 def validate_question(question: Any, settings: Settings) -> str:
@@ -168,8 +102,6 @@ def ask(
         answer.planner = planner.name
         answer.model = settings.model if planner.name == "claude" else None
 
-        from .retrieve import retrieve
-
         progress("retrieving", {})
         t = time.perf_counter()
         answer.chunks = _context(retrieve(settings, text, top_k=_RETRIEVE_POOL))
@@ -205,7 +137,7 @@ def _loop(answer: Answer, planner: Planner, settings: Settings, progress: StageP
             plan: Plan = planner.plan(answer.question, answer.chunks, list(answer.attempts))
         except PlanningError as exc:
             timings["plan"] += _ms(t)
-            if exc.kind != "bad_answer":  # no key, bad key, rate limit, network: a retry would not help
+            if exc.kind != ErrorKind.BAD_ANSWER:  # no key, bad key, rate limit, network: a retry would not help
                 raise
             answer.attempts.append(Attempt("", _short(exc), exc.kind))
             answer.error = exc
@@ -213,8 +145,8 @@ def _loop(answer: Answer, planner: Planner, settings: Settings, progress: StageP
         timings["plan"] += _ms(t)
         _take_plan(answer, plan)
         if plan.declined:
-            reason = plan.assumptions[0] if plan.assumptions else "The data cannot answer this question."
-            answer.error = SageError(reason, kind=ErrorKind.DECLINED)
+            answer.error = None
+            answer.decline = plan.assumptions[0] if plan.assumptions else "The data cannot answer this question."
             return
         if any(a.sql.strip() == plan.sql.strip() for a in answer.attempts):
             log.info("planner repeated a failed SQL; counting it as a failed try")
@@ -224,7 +156,7 @@ def _loop(answer: Answer, planner: Planner, settings: Settings, progress: StageP
             guarded = guard.check(plan.sql, max_rows=settings.max_rows)
         except GuardError as exc:
             timings["guard"] += _ms(t)
-            answer.attempts.append(Attempt(plan.sql, _short(exc), "guard"))
+            answer.attempts.append(Attempt(plan.sql, _short(exc), ErrorKind.GUARD))
             if exc.policy:
                 answer.error = exc
                 return
@@ -239,7 +171,7 @@ def _loop(answer: Answer, planner: Planner, settings: Settings, progress: StageP
             timings["execute"] += _ms(t)
             answer.attempts.append(Attempt(plan.sql, _short(exc), exc.kind))
             answer.error = exc
-            if exc.kind == "permission":  # the role refused: not something a rephrasing may get around
+            if exc.kind == ErrorKind.PERMISSION:  # the role refused: not something a rephrasing may get around
                 return
             continue
         timings["execute"] += _ms(t)
@@ -291,8 +223,6 @@ def _variables(settings: Settings, sql: str) -> list[dict]:
     codes = sorted(set(ACS_VARIABLE.findall(sql)))
     if not codes:
         return []
-    from . import db
-
     try:
         with db.owner(settings) as conn:
             rows = conn.execute(
@@ -305,12 +235,10 @@ def _variables(settings: Settings, sql: str) -> list[dict]:
 
 
 def _record(settings: Settings, answer: Answer) -> None:
-    from . import questions
-
     if isinstance(answer.error, (NotSetUpError, DatabaseError)):
         return  # there is no log to write to; the error already says what to do
     try:
-        answer.id = questions.record(settings, answer)
+        answer.id = querylog.record(settings, answer)
     except Exception as exc:  # the log must never cost the user an answer
         log.warning("could not record the question: %s", exc)
 

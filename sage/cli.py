@@ -14,6 +14,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Sequence
 
+from .answer import Answer
 from .errors import SageError
 from .settings import load_settings
 
@@ -123,15 +124,16 @@ def cmd_ask(args) -> int:
     return 0 if answer.answered else 1
 
 
-def _print_answer(answer) -> None:
-    if not answer.answered:
-        print(f"No answer ({answer.error.kind}): {answer.error.message}", file=sys.stderr)
+def _print_answer(answer: Answer) -> None:
+    r = answer.result
+    if not answer.answered or r is None:
+        info = answer.error_info() or {"kind": "error", "message": "No answer."}
+        print(f"No answer ({info['kind']}): {info['message']}", file=sys.stderr)
         for a in answer.assumptions[1:]:
             print(f"  - {a}", file=sys.stderr)
         for s in answer.suggestions:
             print(f"  try: {s}", file=sys.stderr)
         return
-    r = answer.result
     print(answer.sql)
     print()
     widths = [max(len(str(c)), *(len(_fmt(row[i])) for row in r.rows[:50])) for i, c in enumerate(r.columns)]

@@ -212,11 +212,12 @@ def evaluate_file(settings, path: Path, planner: str | None = None,
                 item["error"] = f"gold SQL failed: {exc.message}"
                 results.append(item)
                 continue
-            if not answer.answered:
-                err = answer.error
-                item["error"] = f"{err.kind}: {err.message}" if err else "no answer"
+            result = answer.result
+            if not answer.answered or result is None:
+                info = answer.error_info()
+                item["error"] = f"{info['kind']}: {info['message']}" if info else "no answer"
             else:
-                ok, why = compare_results(gold.columns, gold.rows, answer.result.columns, answer.result.rows,
+                ok, why = compare_results(gold.columns, gold.rows, result.columns, result.rows,
                                           gold_is_ordered(gold_sql))
                 item["correct"] = ok
                 item["error"] = None if ok else why

@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from sage import agent, questions
+from sage import agent, querylog
+from sage.answer import Outcome
 from sage.errors import QuestionError
 from sage.planner.base import Plan
 
@@ -73,11 +74,12 @@ def test_attempts_are_bounded(settings):
 def test_empty_sql_means_cannot_answer(settings):
     planner = ScriptedPlanner([Plan("", ["No city-level data: only states and counties."], suggestions=["Population of Travis County, TX"])])
     answer = agent.ask("population of Austin", settings, planner=planner, record=False)
-    assert answer.declined and not answer.answered
-    assert answer.error.message.startswith("No city-level data")
+    assert answer.declined and not answer.answered and answer.outcome is Outcome.DECLINED
+    assert answer.error is None and answer.decline.startswith("No city-level data")
     assert answer.suggestions == ["Population of Travis County, TX"]
     data = answer.to_dict()
     assert data["error"]["kind"] == "declined" and data["attempts"] == []
+    assert data["error"]["message"] == answer.decline
 
 
 @pytest.mark.parametrize(
@@ -97,12 +99,14 @@ def test_every_answer_is_logged(settings):
     planner = ScriptedPlanner([Plan(GOOD_SQL, ["a"], "bar")])
     answered = agent.ask("biggest states by population (log test)", settings, planner=planner)
     declined = agent.ask("population of a city (log test)", settings, planner=ScriptedPlanner([Plan("", ["no cities"])]))
-    rows = questions.recent(settings, search="(log test)")
-    assert [r["id"] for r in rows] == [declined.id, answered.id]
-    assert [r["outcome"] for r in rows] == ["declined", "answered"]
-    assert rows[1]["sql"] == answered.sql and rows[1]["row_count"] == 3 and rows[1]["planner"] == "scripted"
-    assert questions.get(settings, answered.id)["display_hint"] == "bar"
-    assert [r["id"] for r in questions.recent(settings, search="(log test)", outcome="answered")] == [answered.id]
+    rows = querylog.recent(settings, search="(log test)")
+    assert [r.id for r in rows] == [declined.id, answered.id]
+    assert [r.outcome for r in rows] == ["declined", "answered"]
+    assert rows[0].error == {"kind": "declined", "message": "no cities"}
+    assert rows[1].sql == answered.sql and rows[1].row_count == 3 and rows[1].planner == "scripted"
+    assert rows[1].assumptions == ["a"] and rows[1].error is None
+    assert querylog.get(settings, answered.id).display_hint == "bar"
+    assert [r.id for r in querylog.recent(settings, search="(log test)", outcome="answered")] == [answered.id]
 
 
 def test_edited_sql_goes_through_the_guard(settings):

@@ -6,23 +6,58 @@ The History page reads it.  It lives in the internal ``sage`` schema, so the rea
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from dataclasses import asdict, dataclass, fields
+from datetime import datetime
+from typing import Any
 
 from . import db
+from .answer import Answer, Outcome
 from .settings import Settings
 
-if TYPE_CHECKING:
-    from .agent import Answer
+
+@dataclass(frozen=True)
+class LogEntry:
+    """One logged question, as the History page shows it."""
+
+    id: int
+    question: str
+    planner: str
+    sql: str | None
+    assumptions: list[str]
+    display_hint: str | None
+    attempts: list[dict[str, Any]]
+    outcome: Outcome
+    #: ``{"kind", "message"}`` of a decline or a failure
+    error: dict[str, str] | None
+    row_count: int | None
+    timings_ms: dict[str, float]
+    usage: dict[str, Any]
+    created_at: datetime
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
 
 
-def outcome(answer: "Answer") -> str:
-    if answer.answered:
-        return "answered"
-    return "declined" if answer.declined else "failed"
+_COLUMNS = tuple(f.name for f in fields(LogEntry))
 
 
-def record(settings: Settings, answer: "Answer") -> int:
+def _entry(row: tuple[Any, ...]) -> LogEntry:
+    values = dict(zip(_COLUMNS, row, strict=True))
+    values["outcome"] = Outcome(values["outcome"])
+    for name in ("assumptions", "attempts"):  # jsonb arrays; a text value is one item
+        value = values[name]
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except ValueError:
+                value = [value]
+        values[name] = value if isinstance(value, list) else []
+    return LogEntry(**values)
+
+
+def record(settings: Settings, answer: Answer) -> int:
     """Append one answer to the log; returns its id."""
+    error = answer.error_info()
     with db.owner(settings) as conn:
         row = conn.execute(
             """INSERT INTO sage.questions (question, planner, sql, assumptions, display_hint, attempts, outcome,
@@ -35,30 +70,29 @@ def record(settings: Settings, answer: "Answer") -> int:
                 json.dumps(answer.assumptions),
                 answer.display_hint,
                 json.dumps([a.to_dict() for a in answer.attempts]),
-                outcome(answer),
-                json.dumps(answer.error.to_dict()) if answer.error else None,
+                answer.outcome.value,
+                json.dumps(error) if error else None,
                 answer.result.row_count if answer.result else None,
                 json.dumps(answer.timings_ms),
                 json.dumps(answer.usage),
             ),
         ).fetchone()
-    return row[0]
+    assert row is not None  # INSERT ... RETURNING returns the row
+    return int(row[0])
 
 
-_COLUMNS = ("id", "question", "planner", "sql", "assumptions", "display_hint", "attempts", "outcome", "error",
-            "row_count", "timings_ms", "usage", "created_at")
-
-
-def recent(settings: Settings, *, limit: int = 100, search: str | None = None, outcome: str | None = None) -> list[dict]:
+def recent(settings: Settings, *, limit: int = 100, search: str | None = None,
+           outcome: Outcome | str | None = None) -> list[LogEntry]:
     """The newest entries first, optionally filtered by text (question or SQL) and outcome."""
-    where, params = [], []
+    where: list[str] = []
+    params: list[Any] = []
     if search:
         where.append("(question ILIKE %s OR sql ILIKE %s)")
         like = "%" + search.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
         params += [like, like]
     if outcome:
         where.append("outcome = %s")
-        params.append(outcome)
+        params.append(str(outcome))
     sql = f"SELECT {', '.join(_COLUMNS)} FROM sage.questions"
     if where:
         sql += " WHERE " + " AND ".join(where)
@@ -66,10 +100,13 @@ def recent(settings: Settings, *, limit: int = 100, search: str | None = None, o
     params.append(limit)
     with db.owner(settings) as conn:
         rows = conn.execute(sql, params).fetchall()
-    return [dict(zip(_COLUMNS, r)) for r in rows]
+    return [_entry(r) for r in rows]
 
 
-def get(settings: Settings, question_id: int) -> dict | None:
+def get(settings: Settings, question_id: int) -> LogEntry | None:
     with db.owner(settings) as conn:
         row = conn.execute(f"SELECT {', '.join(_COLUMNS)} FROM sage.questions WHERE id = %s", (question_id,)).fetchone()
-    return dict(zip(_COLUMNS, row)) if row else None
+    return _entry(row) if row else None
+
+
+__all__ = ["LogEntry", "get", "recent", "record"]

@@ -1,0 +1,119 @@
+"""What a user gets for one question (or one edited SQL): an :class:`Answer`, and its :class:`Outcome`.
+
+The question loop (:mod:`sage.agent`) fills it in; the CLI prints it, the query log (:mod:`sage.querylog`) records it
+and the app draws it as the answer card.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from .errors import ErrorKind, SageError
+from .execute import Result
+from .planner.base import Attempt
+from .types import Chunk, DisplayHint
+
+
+class Outcome(StrEnum):
+    """How a question ended (also the ``outcome`` column of the query log)."""
+
+    #: the query ran: there is a result to show
+    ANSWERED = "answered"
+    #: the planner said the data cannot answer it, and why (a decline is an answer, not an error)
+    DECLINED = "declined"
+    #: something went wrong: ``Answer.error`` says what
+    FAILED = "failed"
+
+
+@dataclass
+class Answer:
+    """Everything a user sees for one question (or one edited SQL): the answer card's contents.
+
+    The one mutable value between the stages: the question loop builds it up try by try.
+    """
+
+    question: str
+    planner: str
+    sql: str = ""
+    assumptions: list[str] = field(default_factory=list)
+    display_hint: DisplayHint = "table"
+    result: Result | None = None
+    attempts: list[Attempt] = field(default_factory=list)
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    #: why there is no answer, when something went wrong
+    error: SageError | None = None
+    #: why the data cannot answer the question, when the planner declined it
+    decline: str | None = None
+    suggestions: list[str] = field(default_factory=list)
+    usage: dict[str, Any] = field(default_factory=dict)
+    model: str | None = None
+    chunks: list[Chunk] = field(default_factory=list)
+    variables: list[dict[str, Any]] = field(default_factory=list)
+    id: int | None = None
+
+    @property
+    def outcome(self) -> Outcome:
+        if self.result is not None and self.error is None:
+            return Outcome.ANSWERED
+        if self.decline is not None:
+            return Outcome.DECLINED
+        return Outcome.FAILED
+
+    @property
+    def answered(self) -> bool:
+        return self.outcome is Outcome.ANSWERED
+
+    @property
+    def declined(self) -> bool:
+        return self.outcome is Outcome.DECLINED
+
+    @property
+    def tries(self) -> int:
+        return len(self.attempts) + (1 if self.answered else 0)
+
+    @property
+    def vintages(self) -> list[str]:
+        return sorted({v["vintage"] for v in self.variables if v.get("vintage")}, reverse=True)
+
+    def error_info(self) -> dict[str, str] | None:
+        """Why there is no answer, as the CLI's ``error`` object: ``{"kind": "declined", "message": why}`` for a
+        decline, the error's kind and message for a failure; None when answered."""
+        if self.answered:
+            return None
+        if self.declined:
+            return {"kind": ErrorKind.DECLINED.value, "message": self.decline or ""}
+        return (self.error or SageError("No answer.")).to_dict()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The CLI contract of `ask` (docs/design.md): an answer, or ``error`` when there is none."""
+        base: dict[str, Any] = {"question": self.question, "planner": self.planner}
+        if self.result is None or not self.answered:
+            base.update(
+                error=self.error_info(),
+                attempts=[a.to_dict() for a in self.attempts],
+                sql=self.sql or None,
+                assumptions=self.assumptions,
+                suggestions=self.suggestions,
+                timings_ms=self.timings_ms,
+            )
+            return base
+        r = self.result
+        base.update(
+            sql=self.sql,
+            assumptions=self.assumptions,
+            display_hint=self.display_hint,
+            columns=r.columns,
+            rows=r.rows,
+            row_count=r.row_count,
+            truncated=r.truncated,
+            attempts=[a.to_dict() for a in self.attempts],
+            timings_ms=self.timings_ms,
+            vintages=self.vintages,
+            usage=self.usage,
+        )
+        return base
+
+
+__all__ = ["Answer", "Outcome"]
