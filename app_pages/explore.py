@@ -8,7 +8,8 @@ from sage import charts, explore
 from sage.census.codes import ACS_VARIABLE
 from sage.census.fetch import fetch_command, loaded_tables
 from sage.errors import SageError
-from sage.retrieve import readable_label, retrieve
+from sage.describe import readable_label
+from sage.retrieve import retrieve
 
 settings = ui.settings_or_stop()
 st.title("Explore the data")

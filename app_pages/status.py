@@ -44,7 +44,7 @@ with right:
     index = info["index"]
     st.markdown(ui.md(f"{index.get('chunks', 0):,} chunks embedded with {index.get('model') or 'no model'}"))
     if st.button("Rebuild the index", icon=":material/refresh:", key="status-rebuild"):
-        from sage.retrieve import index_schema
+        from sage.index import index_schema
 
         with st.status("Rebuilding the retrieval index…", expanded=True) as box:
             bar = box.progress(0.0)

@@ -36,7 +36,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from sage.census.setup import run_setup  # noqa: E402
 from sage.embeddings import get_provider  # noqa: E402
 from sage.evaluate import eval_retrieval  # noqa: E402
-from sage.retrieve import index_schema, retrieve  # noqa: E402
+from sage.index import index_schema  # noqa: E402
+from sage.retrieve import retrieve  # noqa: E402
 from sage.settings import load_settings  # noqa: E402
 from sage.timing import percentile  # noqa: E402
 

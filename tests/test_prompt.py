@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from sage import db
+from sage import db, guard
 from sage.census.codes import ACS_VARIABLE
 from sage.planner.base import Attempt
 from sage.planner.prompt import (
@@ -93,7 +93,6 @@ def test_examples_render_as_question_and_json():
 
 @pytest.mark.parametrize("question,plan", ANSWERED, ids=[q[:40] for q, _ in ANSWERED])
 def test_example_sql_passes_the_guard_and_returns_rows(settings, question, plan):
-    guard = pytest.importorskip("sage.guard")
     guarded = guard.check(plan["sql"], max_rows=settings.max_rows)
     conn = db.reader_connect(settings)  # as the planner's SQL runs: the read-only role
     try:

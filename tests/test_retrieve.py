@@ -18,24 +18,22 @@ import pytest
 
 from sage import db
 from sage.census import schema as census_schema
-from sage.embeddings import BUNDLED_NAME
-from sage.errors import DataError, NotSetUpError, RetrievalError
-from sage.evaluate import eval_retrieval, gold_variables
-from sage.introspect import introspect
-from sage.retrieve import (
-    Chunk,
+from sage.describe import (
     VariableInfo,
-    _alias_match,
     _link,
     describe_column,
     describe_table,
     describe_variable,
-    index_schema,
-    index_status,
     load_aliases,
     readable_label,
-    retrieve,
 )
+from sage.embeddings import BUNDLED_NAME
+from sage.errors import DataError, NotSetUpError, RetrievalError
+from sage.evaluate import eval_retrieval, gold_variables
+from sage.index import index_schema, index_status
+from sage.introspect import introspect
+from sage.retrieve import _alias_match, retrieve
+from sage.types import Chunk
 
 from tests.conftest import scratch_database
 

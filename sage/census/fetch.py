@@ -20,7 +20,7 @@ included, for the vintage the user picks.  The rules, and why:
   repeated here so that a fetch also works on a database set up before that table existed) with source
   ``census-api:{year}/acs/acs5``.  The shipped-data loader skips tables recorded with any source other than
   ``shipped``, so re-running ``setup`` does not revert a fetch.
-* After loading, the retrieval index is refreshed (``sage.retrieve.index_schema``, which re-embeds only chunks
+* After loading, the retrieval index is refreshed (``sage.index.index_schema``, which re-embeds only chunks
   whose text changed) so new variables can be retrieved, and the semantic layer's per-database cache is
   refreshed (``sage.census.semantic.load_measures(refresh=True)``) so measures over the new variables become
   available; if either is missing or fails, the data stay loaded and the report says so.
@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import csv
 import gzip
-import inspect
 import io
 import logging
 import re
@@ -45,11 +44,13 @@ from typing import Any, Callable, Iterable
 import psycopg
 
 from .. import db
+from ..index import index_schema
 from ..errors import CensusApiError, DatabaseError, ErrorKind, SageError
 from ..settings import Settings
 from ..types import StepProgress
 from . import schema
 from .codes import is_table_id
+from .semantic import load_measures
 from .api import MAX_GET_ITEMS, CensusClient, TableMeta, dataset_path, is_special, parse_value
 
 log = logging.getLogger(__name__)
@@ -497,18 +498,10 @@ def _write_table(conn: psycopg.Connection, data: TableData, report: TableReport,
         )
 
 
-def _refresh_index(settings: Settings, progress: StepProgress | None) -> dict:
+def _refresh_index(settings: Settings, progress: StepProgress | None) -> dict[str, Any]:
     """Re-index the schema and variables so new variables are retrievable; never raises (the data are loaded)."""
     try:
-        from .. import retrieve
-
-        index_schema = retrieve.index_schema
-    except (ImportError, AttributeError):
-        return {"status": "skipped", "message": "sage.retrieve.index_schema is not available in this version; "
-                "new variables will be indexed by the next `python -m sage setup`."}
-    try:
-        params = inspect.signature(index_schema).parameters
-        out = index_schema(settings, progress=progress) if "progress" in params and progress else index_schema(settings)
+        report = index_schema(settings, progress=progress)
     except SageError as exc:
         return {"status": "failed", "message": f"{exc.message} The data are loaded; run `python -m sage setup` to "
                 "rebuild the retrieval index."}
@@ -516,18 +509,11 @@ def _refresh_index(settings: Settings, progress: StepProgress | None) -> dict:
         log.warning("retrieval index refresh failed", exc_info=True)
         return {"status": "failed", "message": f"{type(exc).__name__}: {str(exc)[:200]}. The data are loaded; run "
                 "`python -m sage setup` to rebuild the retrieval index."}
-    detail = out.to_dict() if hasattr(out, "to_dict") else (dict(out) if isinstance(out, dict) else None)
-    return {"status": "refreshed", "detail": detail}
+    return {"status": "refreshed", "detail": report.to_dict()}
 
 
-def _refresh_semantic(settings: Settings) -> dict:
+def _refresh_semantic(settings: Settings) -> dict[str, Any]:
     """Drop the semantic layer's per-database cache so measures over the new variables become available."""
-    try:
-        from . import semantic
-
-        load_measures = semantic.load_measures
-    except (ImportError, AttributeError):
-        return {"status": "skipped", "message": "the semantic layer is not available in this version."}
     try:
         measures = load_measures(settings, refresh=True)
     except SageError as exc:

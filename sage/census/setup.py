@@ -10,12 +10,14 @@ import logging
 import secrets
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import psycopg
 from psycopg import sql as pgsql
 
 from .. import db
 from ..errors import DatabaseError
+from ..index import index_schema
 from ..settings import Settings
 from ..types import StepProgress
 from . import loader, schema
@@ -203,11 +205,5 @@ def run_setup(settings: Settings, progress: StepProgress | None = None, *, build
     return report
 
 
-def _build_index(settings: Settings, progress: StepProgress) -> dict | None:
-    from .. import retrieve
-
-    index_schema = getattr(retrieve, "index_schema", None)
-    if index_schema is None:  # retrieval not built yet
-        return None
-    out = index_schema(settings, progress=progress)
-    return out.to_dict() if hasattr(out, "to_dict") else dict(vars(out))
+def _build_index(settings: Settings, progress: StepProgress) -> dict[str, Any]:
+    return index_schema(settings, progress=progress).to_dict()
