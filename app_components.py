@@ -157,7 +157,7 @@ def ensure_ready(settings: Settings) -> None:
         if state["ready"]:
             return
         try:
-            if status(settings).get("ready"):
+            if status(settings).ready:
                 state["ready"] = True
                 _warm_up(settings)
                 return

@@ -6,10 +6,11 @@ import streamlit as st
 import app_components as ui
 from sage import charts, explore
 from sage.census.codes import ACS_VARIABLE
-from sage.census.fetch import fetch_command, loaded_tables
+from sage.census.fetch import fetch_command
 from sage.errors import SageError
 from sage.describe import readable_label
 from sage.retrieve import retrieve
+from sage.status import loaded_tables
 
 settings = ui.settings_or_stop()
 st.title("Explore the data")

@@ -1,6 +1,8 @@
 """Status: the database (never a password), the tables and vintages, the retrieval index (with a rebuild button)
 and the planner settings (never a secret)."""
 
+from dataclasses import asdict
+
 import streamlit as st
 
 import app_components as ui
@@ -16,33 +18,33 @@ except SageError as exc:
     ui.show_error(exc)
     st.stop()
 
-db = info["database"]
-where = "Embedded PostgreSQL (in SAGE_DATA_DIR)" if db.get("embedded") else f"Server: {db.get('host')}"
+database = info.database
+where = "Embedded PostgreSQL (in SAGE_DATA_DIR)" if database.embedded else f"Server: {database.host}"
 c1, c2, c3, c4 = st.columns(4)
-c1.metric("Database", "embedded" if db.get("embedded") else "server", border=True)
-c2.metric("PostgreSQL", str(db.get("server_version", "?")).split(" ")[0], border=True)
-c3.metric("Estimates", f"{info['tables'].get('public.estimates', 0):,}", border=True)
-c4.metric("Index chunks", f"{info['index'].get('chunks', 0):,}", border=True)
+c1.metric("Database", "embedded" if database.embedded else "server", border=True)
+c2.metric("PostgreSQL", str(database.server_version or "?").split(" ")[0], border=True)
+c3.metric("Estimates", f"{info.tables.get('public.estimates', 0):,}", border=True)
+c4.metric("Index chunks", f"{info.index.chunks:,}", border=True)
 st.caption(ui.md(where))
-if not info.get("ready"):
+if not info.ready:
     st.warning("The database is not fully set up: run `python -m sage setup`, or rebuild the index below.")
 
 left, right = st.columns(2, gap="large")
 with left:
     st.subheader("Tables", anchor=False)
-    st.dataframe([{"table": t, "rows": n} for t, n in info["tables"].items()], hide_index=True,
+    st.dataframe([{"table": t, "rows": n} for t, n in info.tables.items()], hide_index=True,
                  column_config={"table": st.column_config.TextColumn("Table"),
                                 "rows": st.column_config.NumberColumn("Rows", format="localized")})
     st.subheader("Vintages", anchor=False)
-    detail = info.get("vintage_detail") or [{"vintage": v} for v in info.get("vintages", [])]
+    detail = [asdict(v) for v in info.vintage_detail or []] or [{"vintage": v} for v in info.vintages]
     st.dataframe(detail, hide_index=True,
                  column_config={"vintage": st.column_config.TextColumn("ACS 5-year vintage"),
                                 "variables": st.column_config.NumberColumn("Variables"),
                                 "estimates": st.column_config.NumberColumn("Estimates", format="localized")})
 with right:
     st.subheader("Retrieval index", anchor=False)
-    index = info["index"]
-    st.markdown(ui.md(f"{index.get('chunks', 0):,} chunks embedded with {index.get('model') or 'no model'}"))
+    index = info.index
+    st.markdown(ui.md(f"{index.chunks:,} chunks embedded with {index.model or 'no model'}"))
     if st.button("Rebuild the index", icon=":material/refresh:", key="status-rebuild"):
         from sage.index import index_schema
 

@@ -97,17 +97,17 @@ def cmd_setup(args) -> int:
 def cmd_status(args) -> int:
     from .status import status
 
-    data = status(_settings(args))
+    info = status(_settings(args))
     if args.json:
-        _print_json(data)
+        _print_json(info.to_dict())
     else:
-        d = data["database"]
-        print(f"database: {'embedded' if d['embedded'] else d['host']} (PostgreSQL {d['server_version']})")
-        for t, n in data["tables"].items():
+        d = info.database
+        print(f"database: {'embedded' if d.embedded else d.host} (PostgreSQL {d.server_version})")
+        for t, n in info.tables.items():
             print(f"  {t}: {n:,} rows")
-        print(f"vintages: {', '.join(data['vintages']) or 'none'}")
-        print(f"index: {data['index']['chunks']:,} chunks ({data['index']['model']})")
-        print(f"planner: {data['planner']}")
+        print(f"vintages: {', '.join(info.vintages) or 'none'}")
+        print(f"index: {info.index.chunks:,} chunks ({info.index.model})")
+        print(f"planner: {info.planner}")
     return 0
 
 
@@ -216,10 +216,11 @@ def cmd_eval(args) -> int:
 
 def cmd_census(args) -> int:
     from .census import fetch
+    from .census.catalog_search import search_tables
 
     settings = _settings(args)
     if args.census_command == "tables":
-        found = fetch.search_tables(settings, args.search, limit=args.limit)
+        found = search_tables(settings, args.search, limit=args.limit)
         if args.json:
             _print_json(found)
         else:

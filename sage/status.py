@@ -1,49 +1,142 @@
-"""What `python -m sage status` and the Status page report: database, tables, vintages, index, planner.
+"""What `python -m sage status` and the Status page report (:func:`status`), and what the Explore page lists as
+loaded (:func:`loaded_tables`).
 
 Never a secret: the server is named by host only, keys are reported as set or not set.
 """
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass
+from typing import Any
+
 import psycopg
 
 from . import db
+from .census.loader import SHIPPED
 from .census.schema import TABLES
 from .settings import Settings
 
 
-def status(settings: Settings) -> dict:
-    """The DESIGN.md ``status`` JSON, plus a few extra keys (``host``, ``vintage_detail``, ``ready``)."""
+@dataclass(frozen=True)
+class DatabaseInfo:
+    """The server: embedded or not, its version, and where it is (``embedded`` or ``host:port/dbname``)."""
+
+    embedded: bool
+    server_version: str
+    host: str
+
+
+@dataclass(frozen=True)
+class IndexInfo:
+    """The retrieval index: how many chunks, embedded with which model (0 and None before setup)."""
+
+    chunks: int = 0
+    model: str | None = None
+
+
+@dataclass(frozen=True)
+class VintageInfo:
+    """One ACS 5-year vintage in the database: how many variables and estimates it has."""
+
+    vintage: str
+    variables: int
+    estimates: int
+
+
+@dataclass(frozen=True)
+class StatusInfo:
+    """The ``status`` report (docs/design.md), plus ``host``, ``vintage_detail`` and ``ready``."""
+
+    database: DatabaseInfo
+    tables: dict[str, int]
+    vintages: list[str]
+    index: IndexInfo
+    planner: str
+    model: str | None
+    #: None when ``public.variables`` is empty
+    vintage_detail: list[VintageInfo] | None
+    ready: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON of `python -m sage status --json` (``vintage_detail`` only when there are variables)."""
+        out = asdict(self)
+        if self.vintage_detail is None:
+            del out["vintage_detail"]
+        return out
+
+
+def status(settings: Settings) -> StatusInfo:
+    """The database, its tables and vintages, the retrieval index and the planner, read on the owner's connection."""
     info = db.server_info(settings)
-    out: dict = {
-        "database": {"embedded": info["embedded"], "server_version": info["server_version"], "host": info["host"]},
-        "tables": {},
-        "vintages": [],
-        "index": {"chunks": 0, "model": None},
-        "planner": settings.effective_planner,
-        "model": settings.model if settings.effective_planner == "claude" else None,
-    }
+    tables: dict[str, int] = {}
+    vintages: list[str] = []
+    detail: list[VintageInfo] | None = None
+    index = IndexInfo()
     with db.owner(settings) as conn:
         for table in TABLES:
-            exists = conn.execute("SELECT to_regclass(%s)", (table,)).fetchone()[0]
-            out["tables"][table] = (
-                conn.execute(psycopg.sql.SQL("SELECT count(*) FROM {}").format(
-                    psycopg.sql.Identifier(*table.split(".")))).fetchone()[0]
-                if exists
-                else 0
-            )
-        if out["tables"]["public.variables"]:
+            exists = conn.execute("SELECT to_regclass(%s)", (table,)).fetchone()
+            tables[table] = _count(conn, table) if exists and exists[0] else 0
+        if tables["public.variables"]:
             rows = conn.execute(
                 """SELECT v.vintage, count(DISTINCT v.variable_code), count(e.*)
                    FROM public.variables v LEFT JOIN public.estimates e USING (variable_code)
                    GROUP BY v.vintage ORDER BY v.vintage DESC"""
             ).fetchall()
-            out["vintages"] = [r[0] for r in rows]
-            out["vintage_detail"] = [{"vintage": r[0], "variables": r[1], "estimates": r[2]} for r in rows]
-        if conn.execute("SELECT to_regclass('sage.schema_embeddings')").fetchone()[0]:
-            row = conn.execute(
-                "SELECT count(*), min(model) FROM sage.schema_embeddings"
-            ).fetchone()
-            out["index"] = {"chunks": row[0], "model": row[1]}
-    out["ready"] = bool(out["tables"]["public.estimates"]) and bool(out["index"]["chunks"])
-    return out
+            vintages = [r[0] for r in rows]
+            detail = [VintageInfo(vintage=r[0], variables=r[1], estimates=r[2]) for r in rows]
+        found = conn.execute("SELECT to_regclass('sage.schema_embeddings')").fetchone()
+        if found and found[0]:
+            row = conn.execute("SELECT count(*), min(model) FROM sage.schema_embeddings").fetchone()
+            if row:
+                index = IndexInfo(chunks=row[0], model=row[1])
+    planner = settings.effective_planner
+    return StatusInfo(
+        database=DatabaseInfo(embedded=info["embedded"], server_version=info["server_version"], host=info["host"]),
+        tables=tables,
+        vintages=vintages,
+        index=index,
+        planner=planner,
+        model=settings.model if planner == "claude" else None,
+        vintage_detail=detail,
+        ready=bool(tables["public.estimates"]) and bool(index.chunks),
+    )
+
+
+def _count(conn: psycopg.Connection, table: str) -> int:
+    row = conn.execute(psycopg.sql.SQL("SELECT count(*) FROM {}").format(
+        psycopg.sql.Identifier(*table.split(".")))).fetchone()
+    return int(row[0]) if row else 0
+
+
+def loaded_tables(settings: Settings) -> list[dict[str, Any]]:
+    """The tables with estimates in the database, for the Explore page.
+
+    ``[{"table_id", "vintage", "variables", "rows", "source", "concept", "category", "loaded_at"}]`` in table
+    order; ``source`` is ``shipped`` for the shipped extract or ``census-api:{year}/acs/acs5`` for fetched tables.
+    """
+    with db.owner(settings) as conn:
+        db.require_setup(conn)
+        has_book = conn.execute("SELECT to_regclass('sage.census_tables')").fetchone()[0] is not None
+        book = (
+            "LEFT JOIN sage.census_tables ct ON ct.table_id = s.table_id"
+            if has_book
+            else "LEFT JOIN (SELECT NULL::text AS table_id, NULL::text AS source, NULL::timestamptz AS loaded_at) ct "
+            "ON false"
+        )
+        rows = conn.execute(
+            f"""WITH s AS (
+                  SELECT v.table_id, string_agg(DISTINCT v.vintage, ', ') AS vintage,
+                         count(DISTINCT v.variable_code) AS variables, count(*) AS rows,
+                         min(v.concept) AS concept, min(v.category) AS category
+                  FROM public.variables v JOIN public.estimates e USING (variable_code)
+                  GROUP BY v.table_id)
+                SELECT s.table_id, s.vintage, s.variables, s.rows, coalesce(ct.source, %s), s.concept, s.category,
+                       ct.loaded_at
+                FROM s {book} ORDER BY s.table_id""",
+            (SHIPPED,),
+        ).fetchall()
+    keys = ("table_id", "vintage", "variables", "rows", "source", "concept", "category", "loaded_at")
+    return [dict(zip(keys, r)) for r in rows]
+
+
+__all__ = ["DatabaseInfo", "IndexInfo", "StatusInfo", "VintageInfo", "loaded_tables", "status"]

@@ -18,10 +18,12 @@ import pytest
 
 from sage import agent, db
 from sage.census import fetch
+from sage.census.catalog_search import search_tables
 from sage.census.api import SPECIAL_VALUES, CensusClient, is_special, parse_value
 from sage.census.setup import run_setup
 from sage.errors import CensusApiError
 from sage.settings import PROJECT_ROOT
+from sage.status import loaded_tables
 
 from .conftest import make_settings
 from .fake_census_api import FakeCensusApi
@@ -124,17 +126,17 @@ def test_resolve_tables_and_presets():
 
 def test_search_tables_finds_topics_offline():
     s = make_settings()
-    hits = fetch.search_tables(s, "tenure", limit=5)
+    hits = search_tables(s, "tenure", limit=5)
     assert hits[0]["table_id"] == "B25003"
     assert set(hits[0]) >= {"table_id", "concept", "universe", "variables", "category"}
     assert hits[0]["variables"] == sum(1 for r in _csv("variables_catalog_acs2023_5yr.csv.gz")
                                        if r["table_id"] == "B25003")
-    assert [h["table_id"] for h in fetch.search_tables(s, "travel time to work", limit=3)][0] == "B08303"
-    assert fetch.search_tables(s, "B08301")[0]["table_id"] == "B08301"
-    prefix = [h["table_id"] for h in fetch.search_tables(s, "B19", limit=10)]
+    assert [h["table_id"] for h in search_tables(s, "travel time to work", limit=3)][0] == "B08303"
+    assert search_tables(s, "B08301")[0]["table_id"] == "B08301"
+    prefix = [h["table_id"] for h in search_tables(s, "B19", limit=10)]
     assert prefix == sorted(prefix) and all(t.startswith("B19") for t in prefix)
-    assert len(fetch.search_tables(s, None, limit=7)) == 7
-    assert fetch.search_tables(s, "qwxzyq") == []
+    assert len(search_tables(s, None, limit=7)) == 7
+    assert search_tables(s, "qwxzyq") == []
 
 
 # ------------------------------------------------------------------------------------------------ the client
@@ -539,7 +541,7 @@ def test_setup_again_keeps_fetched_tables(fs):
 
 def test_loaded_tables_lists_shipped_and_fetched(fs):
     run_fetch(fs, ["B25003"], 2023)
-    tables = {t["table_id"]: t for t in fetch.loaded_tables(fs)}
+    tables = {t["table_id"]: t for t in loaded_tables(fs)}
     assert tables["B25003"]["source"] == "census-api:2023/acs/acs5"
     assert tables["B25003"]["rows"] == len(table_rows(fs, "B25003"))
     assert tables["B25003"]["variables"] == 3 and tables["B25003"]["vintage"] == "2019-2023"

@@ -1,4 +1,5 @@
-"""`python -m sage census fetch` / `census tables`: add ACS 5-year tables from the Census Data API, browse the catalog.
+"""`python -m sage census fetch`: add ACS 5-year tables from the Census Data API (the download is
+:mod:`sage.census.download`; ``census tables`` searches :mod:`sage.census.catalog_search`).
 
 The shipped extract (``data/acs/``) is real but partial; this grows it with whole tables, margins of error
 included, for the vintage the user picks.  The rules, and why:
@@ -23,23 +24,16 @@ included, for the vintage the user picks.  The rules, and why:
 * After loading, the retrieval index is refreshed (``sage.index.index_schema``, which re-embeds only chunks
   whose text changed) so new variables can be retrieved, and the semantic layer's per-database cache is
   refreshed (``sage.census.semantic.load_measures(refresh=True)``) so measures over the new variables become
-  available; if either is missing or fails, the data stay loaded and the report says so.
+  available; if either fails, the data stay loaded and the report says so.
 """
 
 from __future__ import annotations
 
-import csv
-import gzip
-import io
 import logging
-import re
 import time
 from dataclasses import asdict, dataclass, field
 from datetime import date
-from decimal import Decimal
-from functools import lru_cache
-from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Iterable
 
 import psycopg
 
@@ -51,7 +45,10 @@ from ..types import StepProgress
 from . import schema
 from .codes import is_table_id
 from .semantic import load_measures
-from .api import MAX_GET_ITEMS, CensusClient, TableMeta, dataset_path, is_special, parse_value
+from .api import MAX_GET_ITEMS, CensusClient, dataset_path
+from .catalog_search import acs_table_catalog
+from .download import TableData, download_table
+from .loader import SHIPPED
 
 log = logging.getLogger(__name__)
 
@@ -70,8 +67,6 @@ DEFAULT_VINTAGE = 2023
 #: the first ACS 5-year release (2005-2009)
 FIRST_VINTAGE = 2009
 GEOGRAPHIES = ("state", "county")
-CATALOG_FILE = "variables_catalog_acs2023_5yr.csv.gz"
-SHIPPED_SOURCE = "shipped"
 
 
 # ---------------------------------------------------------------------------------------------- small rules
@@ -225,7 +220,7 @@ class TableReport:
                          f"({self.special_values:,} Census special values)")
         if self.replaced_vintage:
             notes.append(f"replaced the {self.replaced_vintage} vintage ({self.replaced_rows:,} rows)")
-        elif self.previous_source == SHIPPED_SOURCE:
+        elif self.previous_source == SHIPPED:
             notes.append(f"replaced {self.replaced_rows:,} rows of the shipped extract")
         elif self.replaced_rows:
             notes.append(f"refreshed {self.replaced_rows:,} rows")
@@ -289,129 +284,6 @@ class FetchError(SageError):
     def __init__(self, message: str, *, report: FetchReport, **kw: Any) -> None:
         super().__init__(message, **kw)
         self.report = report
-
-
-# ---------------------------------------------------------------------------------------------- download
-
-
-@dataclass
-class TableData:
-    """Everything fetched for one table, held in memory until the load transaction."""
-
-    meta: TableMeta
-    universe: str | None
-    rows: list[tuple[str, str, Decimal | None, Decimal | None]]
-    states: int = 0
-    counties: int = 0
-    null_estimates: int = 0
-    null_margins: int = 0
-    special_values: int = 0
-    skipped: list[str] = field(default_factory=list)
-    requests: int = 0
-    seconds: float = 0.0
-
-
-def _chunks(meta: TableMeta, lines_per_request: int) -> list[list[str]]:
-    """Lists of ``get`` items, each line's E and M together, at most ``MAX_GET_ITEMS`` per request."""
-    n = max(1, min(lines_per_request, MAX_GET_ITEMS // 2))
-    out = []
-    for i in range(0, len(meta.variables), n):
-        items: list[str] = []
-        for v in meta.variables[i:i + n]:
-            items += [v.code, v.margin_code]
-        out.append(items)
-    return out
-
-
-def _geo_id(level: str, header: dict[str, int], row: list) -> str | None:
-    try:
-        state = str(row[header["state"]]).strip()
-        if level == "state":
-            return f"0400000US{state}"
-        return f"0500000US{state}{str(row[header['county']]).strip()}"
-    except (KeyError, IndexError, TypeError):
-        return None
-
-
-def download_table(
-    client: CensusClient,
-    table_id: str,
-    year: int,
-    geographies: tuple[str, ...],
-    known_geo: set[str],
-    *,
-    universe_fallback: Callable[[str], str | None] | None = None,
-    progress: StepProgress | None = None,
-    lines_per_request: int = MAX_GET_ITEMS // 2,
-) -> TableData:
-    """Fetch one table (metadata, then every chunk for every geography) into memory; no database access."""
-    progress = progress or (lambda *a: None)
-    started = time.perf_counter()
-    before = client.requests
-    progress(f"{table_id}: metadata", 0, 1)
-    meta = client.table_meta(year, table_id)
-    progress(f"{table_id}: metadata", 1, 1)
-    universe = meta.universe or (universe_fallback(table_id) if universe_fallback else None)
-
-    chunks = _chunks(meta, lines_per_request)
-    total = len(chunks) * len(geographies)
-    step = f"{table_id}: download"
-    progress(step, 0, total)
-    values: dict[str, dict[str, tuple[Decimal | None, Decimal | None]]] = {}
-    level_of: dict[str, str] = {}
-    specials = 0
-    done = 0
-    for level in geographies:
-        for items in chunks:
-            body = client.data(year, items, level)
-            header = {name: i for i, name in enumerate(body[0])}
-            missing = [c for c in items + (["state"] if level == "state" else ["state", "county"]) if c not in header]
-            if missing:
-                raise CensusApiError(
-                    f"The Census Data API's answer for {table_id} lacks the columns {', '.join(missing[:5])}.",
-                    kind=ErrorKind.BAD_RESPONSE,
-                )
-            pairs = [(items[i], header[items[i]], header[items[i + 1]]) for i in range(0, len(items), 2)]
-            for row in body[1:]:
-                geo = _geo_id(level, header, row)
-                if geo is None:
-                    continue
-                level_of[geo] = level
-                cells = values.setdefault(geo, {})
-                for code, ei, mi in pairs:
-                    e_raw, m_raw = row[ei], row[mi]
-                    specials += is_special(e_raw) + is_special(m_raw)
-                    cells[code] = (parse_value(e_raw), parse_value(m_raw))
-            done += 1
-            progress(step, done, total)
-
-    data = TableData(meta=meta, universe=universe, rows=[], special_values=specials)
-    codes = [v.code for v in meta.variables]
-    for geo in sorted(values):
-        if geo not in known_geo:
-            data.skipped.append(geo)
-            continue
-        if level_of[geo] == "state":
-            data.states += 1
-        else:
-            data.counties += 1
-        cells = values[geo]
-        for code in codes:
-            est, moe = cells.get(code, (None, None))
-            if moe is not None and moe < 0:  # not a published margin: never store a negative one
-                moe = None
-            data.null_estimates += est is None
-            data.null_margins += moe is None
-            data.rows.append((geo, code, est, moe))
-    if not data.rows:
-        raise CensusApiError(
-            f"None of the places the Census Data API returned for {table_id} ({year}) are in this database's "
-            f"geography ({len(data.skipped)} skipped); nothing was loaded.",
-            kind=ErrorKind.EMPTY,
-        )
-    data.requests = client.requests - before
-    data.seconds = time.perf_counter() - started
-    return data
 
 
 # ---------------------------------------------------------------------------------------------- load
@@ -552,7 +424,7 @@ def fetch_tables(
     client = client or CensusClient.from_settings(settings)
     report = FetchReport(year=year, vintage=vintage_label(year), source=source_label(year), geographies=geos)
     started = time.perf_counter()
-    catalog = _catalog(settings.data_path / "acs" / CATALOG_FILE)
+    catalog = acs_table_catalog(settings.data_path)
     group_universes: dict[str, dict] | None = None
 
     def universe_fallback(table_id: str) -> str | None:
@@ -605,146 +477,6 @@ def fetch_tables(
     return report
 
 
-# ---------------------------------------------------------------------------------------------- catalog browse
-
-
-@lru_cache(maxsize=4)
-def _catalog_cached(path: str, mtime: float) -> dict[str, dict]:
-    tables: dict[str, dict] = {}
-    with io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", newline="") as fh:
-        for row in csv.DictReader(fh):
-            t = tables.get(row["table_id"])
-            if t is None:
-                t = tables[row["table_id"]] = {
-                    "table_id": row["table_id"],
-                    "concept": row["concept"],
-                    "universe": row["universe"] or None,
-                    "category": row["category"],
-                    "vintage": row["vintage"],
-                    "labels": [],
-                }
-            t["labels"].append(row["label"])
-    for t in tables.values():
-        t["variables"] = len(t["labels"])
-        t["_text"] = {
-            "concept": t["concept"].lower(),
-            "universe": (t["universe"] or "").lower(),
-            "labels": " ".join(t["labels"]).replace("!!", " ").lower(),
-        }
-    return tables
-
-
-def _catalog(path: Path) -> dict[str, dict]:
-    """The offline catalog of 2019-2023 ACS 5-year tables, by table id ({} when the file is missing)."""
-    try:
-        return _catalog_cached(str(path), path.stat().st_mtime)
-    except OSError:
-        return {}
-
-
-def _word(token: str) -> re.Pattern:
-    stem = token[:-1] if len(token) > 3 and token.endswith("s") and not token.endswith("ss") else token
-    return re.compile(r"(?<![a-z0-9])" + re.escape(stem))
-
-
-def search_tables(settings: Settings, text: str | None, limit: int = 50) -> list[dict]:
-    """Tables of the offline catalog (``data/acs/variables_catalog_acs2023_5yr.csv.gz``) matching ``text``.
-
-    Every word must occur (as the start of a word) in the table id, concept, universe or a variable label (when no
-    table has them all, the tables with the most of them are returned); tables whose concept matches rank first,
-    shorter concepts before longer ones.  ``text`` empty or None lists the tables in id order.  Returns
-    ``[{"table_id", "concept", "universe", "variables", "category"}]`` — no network, no database.
-    """
-    path = settings.data_path / "acs" / CATALOG_FILE
-    catalog = _catalog(path)
-    if not catalog:
-        raise SageError(f"The ACS catalog {CATALOG_FILE} is missing from data/acs/; restore it from the repository.",
-                        kind=ErrorKind.DATA_MISSING)
-    limit = max(1, int(limit or 50))
-    words = [w for w in re.split(r"[\s,;]+", (text or "").lower()) if w]
-
-    def out(t: dict) -> dict:
-        return {k: t[k] for k in ("table_id", "concept", "universe", "variables", "category")}
-
-    if not words:
-        return [out(t) for t in sorted(catalog.values(), key=lambda t: t["table_id"])[:limit]]
-    patterns = [(w, _word(w)) for w in words]
-    phrase = " ".join(words)
-    scored = []
-    for t in catalog.values():
-        tid = t["table_id"].lower()
-        text = t["_text"]
-        score = matched = 0
-        for w, pat in patterns:
-            if w == tid:
-                score += 1000
-            elif tid.startswith(w) and re.fullmatch(r"[bc]\d*", w):
-                score += 100
-            elif pat.search(text["concept"]):
-                score += 10
-            elif pat.search(text["universe"]):
-                score += 4
-            elif pat.search(text["labels"]):
-                score += 1
-            else:
-                continue
-            matched += 1
-        if not matched:
-            continue
-        if text["concept"] == phrase:
-            score += 50
-        elif text["concept"].startswith(phrase):
-            score += 5
-        if re.fullmatch(r"[bc]\d{5}", tid):  # B19013 before its race iterations B19013A...I
-            score += 2
-        scored.append((matched, score, t))
-    if not scored:
-        return []
-    # tables that match every word; when none does, the best partial matches (so a word the catalog does not use,
-    # such as "burden", still finds the rent tables)
-    best = max(m for m, _, _ in scored)
-    by_id = all(re.fullmatch(r"[bc]\d*[a-z]{0,2}", w) for w in words)  # "B19": list the B19 tables in order
-    ranked = sorted(
-        (s for s in scored if s[0] == best),
-        key=lambda s: (-s[1], 0 if by_id else len(s[2]["concept"]), s[2]["table_id"]),
-    )
-    return [out(t) for _, _, t in ranked[:limit]]
-
-
-# ---------------------------------------------------------------------------------------------- what is loaded
-
-
-def loaded_tables(settings: Settings) -> list[dict]:
-    """The tables with estimates in the database, for the Explore page.
-
-    ``[{"table_id", "vintage", "variables", "rows", "source", "concept", "category", "loaded_at"}]`` in table
-    order; ``source`` is ``shipped`` for the shipped extract or ``census-api:{year}/acs/acs5`` for fetched tables.
-    """
-    with db.owner(settings) as conn:
-        db.require_setup(conn)
-        has_book = conn.execute("SELECT to_regclass('sage.census_tables')").fetchone()[0] is not None
-        book = (
-            "LEFT JOIN sage.census_tables ct ON ct.table_id = s.table_id"
-            if has_book
-            else "LEFT JOIN (SELECT NULL::text AS table_id, NULL::text AS source, NULL::timestamptz AS loaded_at) ct "
-            "ON false"
-        )
-        rows = conn.execute(
-            f"""WITH s AS (
-                  SELECT v.table_id, string_agg(DISTINCT v.vintage, ', ') AS vintage,
-                         count(DISTINCT v.variable_code) AS variables, count(*) AS rows,
-                         min(v.concept) AS concept, min(v.category) AS category
-                  FROM public.variables v JOIN public.estimates e USING (variable_code)
-                  GROUP BY v.table_id)
-                SELECT s.table_id, s.vintage, s.variables, s.rows, coalesce(ct.source, %s), s.concept, s.category,
-                       ct.loaded_at
-                FROM s {book} ORDER BY s.table_id""",
-            (SHIPPED_SOURCE,),
-        ).fetchall()
-    keys = ("table_id", "vintage", "variables", "rows", "source", "concept", "category", "loaded_at")
-    return [dict(zip(keys, r)) for r in rows]
-
-
 __all__ = [
     "DEFAULT_VINTAGE",
     "FetchError",
@@ -754,9 +486,7 @@ __all__ = [
     "category_for",
     "fetch_command",
     "fetch_tables",
-    "loaded_tables",
     "resolve_tables",
-    "search_tables",
     "source_label",
     "vintage_label",
 ]
