@@ -8,6 +8,7 @@ from decimal import Decimal
 import pytest
 
 from sage import charts
+from sage.charts.builders import INSIDE_LABEL_SHARE, NO_DATA_COLOR
 
 STATES = [
     ["0400000US06", "California", 39_242_785],
@@ -56,7 +57,7 @@ def test_bar_is_sorted_labelled_and_has_tooltips():
     # long bars carry their value inside, short ones right after the bar: labels fit in any width
     inside, outside = [layer for layer in d["layer"] if layer["mark"]["type"] == "text"]
     assert inside["mark"]["align"] == "right" and outside["mark"]["align"] == "left"
-    assert inside["transform"][0]["filter"] == f"datum.v0 >= {charts.INSIDE_LABEL_SHARE} * 39242785.0"
+    assert inside["transform"][0]["filter"] == f"datum.v0 >= {INSIDE_LABEL_SHARE} * 39242785.0"
     assert outside["transform"][0]["filter"] == f"!({inside['transform'][0]['filter']})"
 
 
@@ -195,7 +196,7 @@ def test_state_map_joins_the_topojson_on_fips_from_geo_id():
     assert {r["fips"]: r["place"] for r in joined}["06"] == "California"
     assert d["projection"] == {"type": "identity"}
     color = d["encoding"]["color"]
-    assert color["condition"]["field"] == "v0" and color["value"] == charts.NO_DATA_COLOR
+    assert color["condition"]["field"] == "v0" and color["value"] == NO_DATA_COLOR
     assert color["condition"]["legend"]["format"] == ",.0f"
     assert [t["field"] for t in d["encoding"]["tooltip"]] == ["place", "v0"]
 

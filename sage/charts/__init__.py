@@ -1,0 +1,20 @@
+"""Charts for answers: from a result's columns and rows plus the planner's display hint to an Altair chart or metrics.
+
+The planner only *names* a display hint (docs/design.md "Display hints"); this package decides what can really be drawn
+from the columns that came back, and says so when it cannot (``ChartSpec.fallback_reason``): a bar chart without a
+numeric column becomes a table, a map without FIPS codes becomes a bar chart, "one number" with fifty rows becomes a
+ranking.  Everything here is pure (no Streamlit, no database): charts are data, tested through ``chart.to_dict()``.
+
+The package: :mod:`.shape` reads what a result holds (units, formats, labels, margins), :mod:`.geo` places it on
+the shipped maps, :mod:`.builders` draws it.
+
+Example:
+    >>> spec = build(["state_name", "population"], [["Texas", 30_000_000], ["Ohio", 11_800_000]], "bar")
+    >>> spec.kind, spec.chart.to_dict()["layer"][0]["mark"]["type"]
+    ('bar', 'bar')
+"""
+
+from .builders import ChartSpec, Metric, build
+from .shape import format_value, humanize, to_frame, unit_for_variable, unit_of
+
+__all__ = ["ChartSpec", "Metric", "build", "format_value", "humanize", "to_frame", "unit_for_variable", "unit_of"]

@@ -1,0 +1,220 @@
+"""What a result holds, for drawing it: the columns as a frame, each measure's unit and number format, the
+column that names the rows, the margins of error that go with the measures.
+
+Conventions it relies on, all from the census tables (``data/acs/SOURCE.md``): a measure's unit shows in its column
+name (``*_pct``/``*rate*``/``share`` are percentages, ``income``/``rent``/``value``/``dollars`` are dollars,
+``gini``/``index`` are indexes, anything else is a count); margins of error sit in ``margin_error`` or
+``<measure>_moe`` (ACS 90% margins); places are labelled by ``county_name`` + ``state_name``/``state_abbr``,
+``state_name`` or ``name``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+import pandas as pd
+
+#: series in a grouped chart (a second text column with more distinct values is not a series)
+MAX_SERIES = 4
+
+_ID_COLUMN = re.compile(
+    r"^(geo_?id|geoid|fips|.*_fips|fips_.*|.*_code|code|id|.*_id|rank|row_number|year|vintage|level)$", re.I
+)
+_MOE_COLUMN = re.compile(r"^(margin_error|margin_of_error|moe|.*_moe|moe_.*|.*_margin_error|.*_margin_of_error)$", re.I)
+_PERCENT = re.compile(r"(pct|percent|rate|share|proportion)", re.I)
+_INDEX = re.compile(r"(gini|index)", re.I)
+_DOLLARS = re.compile(r"(income|rent|value|dollar|earning|price|cost|wage|salary|usd)", re.I)
+
+#: d3 formats (Vega-Lite) per unit; percentages are plotted as fractions so that ".1%" fits both 0-1 and 0-100 data
+D3_FORMAT = {"dollars": "$,.0f", "percent": ".1%", "index": ".3f", "count": ",.0f", "number": ",.1f"}
+
+
+
+def to_frame(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> pd.DataFrame:
+    """The result as a DataFrame, with ``Decimal`` turned into ``float`` so that pandas and Arrow see numbers."""
+    data = [[float(v) if isinstance(v, Decimal) else v for v in row] for row in rows]
+    frame = pd.DataFrame(data, columns=_unique(list(columns)))
+    for col in frame.columns:
+        if _is_numeric(frame[col]):
+            frame[col] = pd.to_numeric(frame[col], errors="coerce")
+    return frame
+
+
+def _unique(names: list[str]) -> list[str]:
+    """Duplicate column names (``SELECT a.x, b.x``) get a suffix; pandas and Vega-Lite need unique ones."""
+    seen: dict[str, int] = {}
+    out = []
+    for name in names:
+        name = str(name)
+        if name in seen:
+            seen[name] += 1
+            name = f"{name}_{seen[name]}"
+        else:
+            seen[name] = 0
+        out.append(name)
+    return out
+
+
+def _is_numeric(series: pd.Series) -> bool:
+    values = [v for v in series if v is not None and not (isinstance(v, float) and math.isnan(v))]
+    return bool(values) and all(
+        isinstance(v, (int, float, Decimal)) and not isinstance(v, bool) for v in values
+    )
+
+
+def unit_of(name: str) -> str:
+    """The unit a column name implies: percent, index, dollars, number (ages) or count."""
+    if _PERCENT.search(name):
+        return "percent"
+    if _INDEX.search(name):
+        return "index"
+    if _DOLLARS.search(name):
+        return "dollars"
+    if re.search(r"(^|_)(age|median|mean|average|avg|ratio|per)(_|$)", name, re.I):
+        return "number"
+    return "count"
+
+
+def unit_for_variable(label: str, concept: str = "") -> str:
+    """The unit of an ACS variable from its catalog label and concept (the Explore page has codes, not names)."""
+    text = f"{label} {concept}"
+    if re.search(r"dollars", text, re.I):
+        return "dollars"
+    if re.search(r"gini|index", text, re.I):
+        return "index"
+    if re.search(r"median age|median|mean", text, re.I):
+        return "number"
+    return "count"
+
+
+def _is_fraction(values: pd.Series, name: str) -> bool:
+    """True when a percentage column holds fractions (0.123) rather than percents (12.3)."""
+    if re.search(r"pct|percent", name, re.I):
+        return False
+    clean = values.dropna()
+    return bool(len(clean)) and float(clean.abs().max()) <= 1.0
+
+
+def humanize(name: str) -> str:
+    """``median_household_income`` -> ``Median household income``; ``poverty_rate_pct`` -> ``Poverty rate``."""
+    text = re.sub(r"(_pct|_percent|_perc)$", "", name, flags=re.I)
+    text = re.sub(r"^(pct|percent)_", "", text, flags=re.I)
+    text = re.sub(r"[_\s]+", " ", text).strip()
+    if not text:
+        return name
+    words = text.split(" ")
+    replacements = {"hh": "household", "pop": "population", "moe": "margin of error", "us": "US"}
+    words = [replacements.get(w.lower(), w) for w in words]
+    out = " ".join(words)
+    return out[0].upper() + out[1:]
+
+
+def format_value(value: Any, unit: str, *, fraction: bool = False) -> str:
+    """A number as people read it: ``$74,580``, ``12.3%``, ``0.482``, ``1,234,567``; ``—`` when missing."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    if not isinstance(value, (int, float, Decimal)) or isinstance(value, bool):
+        return str(value)
+    v = float(value)
+    if unit == "dollars":
+        return f"-${-v:,.0f}" if v < 0 else f"${v:,.0f}"
+    if unit == "percent":
+        return f"{v * 100 if fraction else v:,.1f}%"
+    if unit == "index":
+        return f"{v:.3f}"
+    if v.is_integer() and unit == "count":
+        return f"{v:,.0f}"
+    if unit == "count" and abs(v) >= 1000:
+        return f"{v:,.0f}"
+    return f"{v:,.1f}" if abs(v) >= 10 else f"{v:,.2f}"
+
+
+def d3_format(unit: str, values: pd.Series) -> str:
+    if unit == "count":
+        clean = values.dropna()
+        if len(clean) and not all(float(v).is_integer() for v in clean) and clean.abs().max() < 1000:
+            return ",.1f"
+    return D3_FORMAT.get(unit, ",.1f")
+
+
+# --------------------------------------------------------------------------------------------------------------
+# what the result holds: a label column, measures, margins, FIPS codes
+
+
+@dataclass
+class Shape:
+    frame: pd.DataFrame
+    label: str | None  # column of the frame that names each row (may be a synthesized "place")
+    label_title: str
+    measures: list[str]
+    moe: dict[str, str]  # measure -> margin column
+    series: str | None  # a second text column (long form: place, series, value)
+    units: dict[str, str]
+    fractions: dict[str, bool]
+
+
+def analyse(frame: pd.DataFrame, units: dict[str, str] | None) -> Shape:
+    frame = frame.copy()
+    cols = list(frame.columns)
+    numeric = [c for c in cols if _is_numeric(frame[c])]
+    moe_cols = [c for c in numeric if _MOE_COLUMN.match(c)]
+    measures = [c for c in numeric if c not in moe_cols and not _ID_COLUMN.match(c)]
+    text_cols = [c for c in cols if c not in numeric and not _ID_COLUMN.match(c)]
+
+    label, label_title = _label(frame, cols, text_cols)
+    series = None
+    if label is not None:
+        others = [c for c in text_cols if c != label and c not in PLACE_PARTS]
+        for c in others:
+            distinct = frame[c].nunique(dropna=True)
+            if 1 < distinct <= MAX_SERIES and not frame.duplicated([label, c]).any():
+                series = c
+                break
+
+    moe: dict[str, str] = {}
+    for m in measures:
+        for c in moe_cols:
+            base = re.sub(r"(_moe|_margin_error|_margin_of_error)$|^moe_", "", c, flags=re.I)
+            if base == m:
+                moe[m] = c
+    generic = [c for c in moe_cols if c.lower() in ("margin_error", "margin_of_error", "moe")]
+    if generic and measures and measures[0] not in moe:
+        moe[measures[0]] = generic[0]
+
+    unit_map = {m: (units or {}).get(m) or unit_of(m) for m in measures}
+    fractions = {m: unit_map[m] == "percent" and _is_fraction(frame[m], m) for m in measures}
+    return Shape(frame, label, label_title, measures, moe, series, unit_map, fractions)
+
+
+PLACE_PARTS = ("county_name", "state_name", "state_abbr", "name")
+
+
+def _label(frame: pd.DataFrame, cols: list[str], text_cols: list[str]) -> tuple[str | None, str]:
+    """Pick (or build) the column that names each row."""
+    if "county_name" in cols:
+        state = "state_abbr" if "state_abbr" in cols else "state_name" if "state_name" in cols else None
+        if state:
+            frame["place"] = [
+                f"{c}, {s}" if isinstance(c, str) and isinstance(s, str) else (c if isinstance(c, str) else s)
+                for c, s in zip(frame["county_name"], frame[state])
+            ]
+            return "place", "County"
+        return "county_name", "County"
+    for col, title in (("state_name", "State"), ("name", "Place"), ("state_abbr", "State")):
+        if col in cols:
+            return col, title
+    if text_cols:
+        return text_cols[0], humanize(text_cols[0])
+    for col in ("geo_id", "geoid", "fips", "variable_code"):
+        if col in cols:
+            return col, humanize(col)
+    return None, ""
+
+
+__all__ = ["D3_FORMAT", "MAX_SERIES", "PLACE_PARTS", "Shape", "analyse", "d3_format", "format_value", "humanize", "to_frame",
+           "unit_for_variable", "unit_of"]
