@@ -25,7 +25,7 @@ import datetime as dt
 import logging
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any
 
@@ -61,7 +61,7 @@ _CHUNK_ROWS = 256
 _ELLIPSIS = "…"
 
 
-@dataclass
+@dataclass(frozen=True)
 class Result:
     """The rows of one query, ready for JSON (numbers as int/float, dates as ISO text).
 
@@ -96,7 +96,7 @@ def run(guarded: Guarded, settings: Settings) -> Result:
     result = _execute(guarded.sql, settings, cost_limit=cost_limit)
     if guarded.capped and result.row_count >= guarded.limit:
         # the guard added (or lowered) the LIMIT and the result reached it: there were probably more rows
-        result.truncated = True
+        result = replace(result, truncated=True)
     return result
 
 

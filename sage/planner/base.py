@@ -9,7 +9,7 @@ from typing import Protocol, Sequence, runtime_checkable
 from ..types import Chunk, DisplayHint
 
 
-@dataclass
+@dataclass(frozen=True)
 class Plan:
     """A planner's answer: SQL to run (empty = "cannot answer"), its assumptions and a display hint."""
 
@@ -27,7 +27,7 @@ class Plan:
         return not self.sql.strip()
 
 
-@dataclass
+@dataclass(frozen=True)
 class Attempt:
     """One failed try of a question: the SQL and the short error that went back to the planner."""
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from dataclasses import replace
 from typing import Any, Callable, Sequence
 
 from ..errors import ErrorKind, PlanningError
@@ -111,8 +112,7 @@ class ClaudePlanner:
             question, [c for c in chunks if not is_internal(c)], error_context=list(attempts), measures=measures
         )
         response = self._call(message)
-        plan = parse_plan(response)
-        plan.usage = usage_of(response, self.model)
+        plan = replace(parse_plan(response), usage=usage_of(response, self.model))
         log.info("claude plan: model=%s usage=%s", self.model, plan.usage)
         return plan
 

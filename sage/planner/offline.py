@@ -32,6 +32,7 @@ coverage read from the database), :mod:`.parsed` (what a question holds), :mod:`
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Iterable, Sequence
 
 from ..census.semantic import Measure
@@ -93,9 +94,8 @@ class OfflinePlanner:
             return plan
         simpler = simplify(plan.sql)
         if simpler and squash(simpler) not in tried:
-            plan.sql = simpler
-            plan.assumptions.append("Retried without the margin-of-error and map columns after an error.")
-            return plan
+            return replace(plan, sql=simpler, assumptions=[
+                *plan.assumptions, "Retried without the margin-of-error and map columns after an error."])
         last = attempts[-1]
         return self._decline(
             f"the query for this question failed ({last.error.strip()[:200]}) and the offline planner has no "
