@@ -26,10 +26,11 @@ The policy (the security research note ``anchors-security.md`` §4), in the orde
    no forbidden node anywhere (DML/DDL/commands, ``INTO``, locks, recursive CTEs) and only allowed tables.
    If the two parsers disagree the statement is refused.
 4. ``LIMIT`` is set on the tree to at most ``max_rows`` when it is missing, larger, or not a literal.
-5. The text that runs is pglast's deparse of the checked tree, parsed and checked once more exactly like input
-   (so the SQL a user sees, edits and re-runs gets the same verdict).  sqlglot's generator is *not* used for it:
-   it rewrites some input into different SQL (``U&"x"(…)`` becomes ``U & "X"(…)``), and the text that runs must
-   be the text that was checked.
+5. The text that runs is pglast's deparse of the checked tree, laid out one clause per line (``IndentedStream``),
+   parsed and checked once more exactly like input: the SQL a user sees, copies, edits and re-runs is the SQL that
+   was checked and run, and gets the same verdict.  sqlglot's generator is *not* used for it: it rewrites some
+   input into different SQL (``U&"x"(…)`` becomes ``U & "X"(…)``), and the text that runs must be the text that
+   was checked.  :func:`pretty` lays out SQL that has not been through the guard (an earlier try) the same way.
 
 Nothing is refused on surface words: keywords, ``;`` or ``--`` inside string literals, comments or quoted
 aliases are ordinary SQL.  Any unexpected exception inside the guard is a refusal (fail closed).
@@ -47,7 +48,7 @@ import pglast.keywords
 import sqlglot
 from pglast import ast
 from pglast.enums import CoercionForm, LimitOption, SQLValueFunctionOp
-from pglast.stream import RawStream
+from pglast.stream import IndentedStream
 from sqlglot import exp
 
 from .errors import GuardError
@@ -263,14 +264,29 @@ def _check(sql: str, max_rows: int) -> Guarded:
     return Guarded(sql=text, tables=tables, limit=limit, original=sql, capped=capped)
 
 
-def _deparse(raw: ast.RawStmt) -> str:
-    """SQL text for a checked tree, by pglast's deparser (which round-trips PostgreSQL's grammar).
+#: how pglast writes SQL back: SQL-standard syntax as written (``TRIM(BOTH ...)``, ``SUBSTRING(... FROM ...)``,
+#: ``AT TIME ZONE``) without the ``pg_catalog.`` the grammar adds to such calls, so the text reads like the input
+#: and passes this guard again when a user edits and re-runs it
+_DEPARSE_OPTIONS = {"special_functions": True, "remove_pg_catalog_from_functions": True}
 
-    SQL-standard syntax comes back as written (``TRIM(BOTH ...)``, ``SUBSTRING(... FROM ...)``, ``AT TIME ZONE``)
-    and the ``pg_catalog.`` the grammar adds to such calls is dropped, so the text reads like the input and passes
-    this guard again when a user edits and re-runs it.
+
+def _deparse(raw: ast.RawStmt) -> str:
+    """SQL text for a checked tree, one clause per line, by pglast's deparser (which round-trips PostgreSQL's
+    grammar)."""
+    return str(IndentedStream(**_DEPARSE_OPTIONS)(raw)).strip()
+
+
+def pretty(sql: str) -> str:
+    """SQL that has not been through the guard (a failed try, an edit) laid out like guarded SQL, for reading.
+
+    ``pglast.prettify`` with its safety belt re-parses the result and compares the trees, so the layout never
+    changes the meaning (it keeps a ``pg_catalog.`` the text spelt out, which the guard would refuse); text it cannot
+    parse comes back as it was.  Comments are dropped.  Nothing is checked or run here: this is for showing only.
     """
-    return RawStream(special_functions=True, remove_pg_catalog_from_functions=True)(raw).strip()
+    try:
+        return str(pglast.prettify(sql, safety_belt=True, special_functions=True)).strip()
+    except Exception:  # any text at all may arrive here; showing it as written is always right
+        return sql
 
 
 def _parse_one_select(sql: str) -> ast.RawStmt:
@@ -564,4 +580,4 @@ def _apply_limit(stmt: ast.SelectStmt, max_rows: int) -> tuple[int, bool]:
     return max_rows, True
 
 
-__all__ = ["FUNCTIONS", "MAX_SQL_CHARS", "TABLES", "TYPES", "Guarded", "GuardError", "check", "check_json"]
+__all__ = ["FUNCTIONS", "MAX_SQL_CHARS", "TABLES", "TYPES", "GuardError", "Guarded", "check", "check_json", "pretty"]

@@ -16,7 +16,7 @@ import pytest
 
 from sage import guard
 from sage.errors import GuardError
-from sage.guard import Guarded, check, check_json
+from sage.guard import Guarded, check, check_json, pretty
 
 CORPUS_PATH = Path(__file__).parent / "data" / "guard_corpus.jsonl"
 CORPUS = [json.loads(line) for line in CORPUS_PATH.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -187,7 +187,7 @@ def test_with_ties_keeps_its_meaning_under_the_cap():
 
 def test_a_trailing_comment_cannot_swallow_the_limit():
     guarded = check("SELECT name FROM geography -- the end", max_rows=10)
-    assert guarded.sql == "SELECT name FROM geography LIMIT 10"
+    assert guarded.sql == "SELECT name\nFROM geography\nLIMIT 10"
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -243,6 +243,25 @@ def test_grammar_spelled_functions_are_allowed_but_not_when_typed_out():
         check("SELECT pg_catalog.extract('year', current_date)")
 
 
+def test_the_sql_shown_is_the_sql_checked_one_clause_per_line():
+    sql = ("SELECT g.state_name, e.estimate AS population FROM public.estimates AS e INNER JOIN public.geography AS g "
+           "ON g.geo_id = e.geo_id WHERE g.level = 'state' AND g.state_name <> 'a WHERE b' "
+           "AND e.estimate BETWEEN 1 AND 9 ORDER BY e.estimate DESC LIMIT 5")
+    guarded = check(sql)
+    assert guarded.sql.split() == sql.replace(",", " ,").split()  # only the layout differs
+    assert "\nFROM public.estimates" in guarded.sql and "\nWHERE g.level = 'state'" in guarded.sql
+    assert "\n  AND g.state_name <> 'a WHERE b'" in guarded.sql and "BETWEEN 1 AND 9" in guarded.sql
+    assert pretty(sql) == guarded.sql and pretty(guarded.sql) == guarded.sql
+
+
+def test_pretty_lays_out_unchecked_sql_without_changing_it():
+    assert pretty("SELECT name FROM geography WHERE level = 'state' AND name <> 'x'") == (
+        "SELECT name\nFROM geography\nWHERE level = 'state'\n  AND name <> 'x'")
+    assert pretty("SELECT pg_catalog.lower(name) FROM geography") == "SELECT pg_catalog.lower(name)\nFROM geography"
+    for text in ("this is not SQL", "SELECT (1", ""):
+        assert pretty(text) == text
+
+
 def test_keyword_named_functions_survive_normalisation():
     guarded = check("SELECT left(name, 3), right(name, 2) FROM geography")
     assert check(guarded.sql).sql == guarded.sql
@@ -290,7 +309,7 @@ def test_deep_nesting_is_refused_not_crashing():
 def test_check_json_contract():
     data, code = check_json("SELECT name FROM geography;", max_rows=5)
     assert code == 0
-    assert data == {"allowed": True, "reason": None, "sql": "SELECT name FROM geography LIMIT 5"}
+    assert data == {"allowed": True, "reason": None, "sql": "SELECT name\nFROM geography\nLIMIT 5"}
     data, code = check_json("DROP TABLE estimates")
     assert code == 1
     assert data["allowed"] is False and data["sql"] is None
