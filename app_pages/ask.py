@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-import app_components as ui
+from app_pages import components as ui
 from sage.agent import validate_question
 from sage.errors import SageError
 
@@ -70,7 +70,7 @@ with current:
 with earlier:
     for turn in shown:
         with st.chat_message("user", avatar=":material/person:"):
-            label = "Edited SQL for: " if turn["kind"] == "sql" else ""
-            st.markdown(f"{label}{ui.md(turn['question'])}")
+            label = "Edited SQL for: " if turn.kind == "sql" else ""
+            st.markdown(f"{label}{ui.md(turn.question)}")
         with st.chat_message("assistant", avatar=":material/query_stats:"):
             ui.answer_card(turn, settings)

@@ -3,7 +3,7 @@ and columns the planner sees, and the ACS tables loaded (with the command that a
 
 import streamlit as st
 
-import app_components as ui
+from app_pages import components as ui
 from sage import charts, explore
 from sage.census.codes import ACS_VARIABLE
 from sage.census.fetch import fetch_command
@@ -147,7 +147,7 @@ def show_variable(shown, query: str) -> None:
             if text:
                 st.caption(ui.md(text))
     with st.expander("SQL and data", icon=":material/code:"):
-        st.code(ui.pretty_sql(found["sql"]), language="sql")
+        st.code(found["sql"], language="sql")  # the guard's own layout of what ran
         st.dataframe(charts.to_frame(found["columns"], found["rows"]), hide_index=True, height=300)
     st.caption(ui.md(f"Source: {ui.SOURCE}, {row['vintage']}. Margins of error are 90% margins where published."))
 

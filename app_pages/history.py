@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-import app_components as ui
+from app_pages import components as ui
 from sage import querylog
 from sage.agent import run_sql
 from sage.errors import SageError

@@ -5,7 +5,7 @@ from dataclasses import asdict
 
 import streamlit as st
 
-import app_components as ui
+from app_pages import components as ui
 from sage.errors import SageError
 from sage.status import status
 

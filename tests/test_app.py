@@ -9,7 +9,8 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-import app_components
+from app_pages.components import resources, text
+from app_pages.components.turns import Turn
 from sage import db
 from sage.settings import PROJECT_ROOT
 
@@ -26,7 +27,7 @@ def app_settings(settings, monkeypatch):
     monkeypatch.setenv("SAGE_DATA_DIR", str(settings.data_dir))
     monkeypatch.setenv("SAGE_PLANNER", "offline")
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    monkeypatch.setattr(app_components, "load_settings", lambda: s)
+    monkeypatch.setattr(resources, "load_settings", lambda: s)
     st.cache_resource.clear()
     st.cache_data.clear()
     yield s
@@ -45,7 +46,7 @@ def charts_of(at: AppTest) -> list[dict]:
     return [json.loads(el.proto.spec) for el in at.get("vega_lite_chart")]
 
 
-def turns(at: AppTest) -> list[dict]:
+def turns(at: AppTest) -> list[Turn]:
     return at.session_state["turns"]
 
 
@@ -74,7 +75,7 @@ def test_home_shows_examples_and_the_offline_planner(app):
 def test_ask_a_ranking_draws_a_bar_chart_with_assumptions_sql_and_data(app):
     ask(app, "Which 10 counties have the largest population?")
     (turn,) = turns(app)
-    answer = turn["answer"]
+    answer = turn.answer
     assert answer.answered and answer.planner == "offline" and answer.result.row_count == 10
     (chart,) = charts_of(app)
     marks = {layer["mark"]["type"] for layer in chart["layer"]}
@@ -90,7 +91,7 @@ def test_ask_a_ranking_draws_a_bar_chart_with_assumptions_sql_and_data(app):
 
 def test_ask_one_number_shows_a_metric_with_its_margin(app, app_settings):
     ask(app, "Median household income in Cook County, Illinois")
-    answer = turns(app)[0]["answer"]
+    answer = turns(app)[0].answer
     assert answer.answered and answer.display_hint == "big"
     (metric,) = app.metric
     income = answer.result.rows[0][answer.result.columns.index("median_household_income")]
@@ -104,7 +105,7 @@ def test_clicking_an_example_asks_it(app):
     button.click().run()
     assert not app.exception
     (turn,) = turns(app)
-    assert turn["question"] == button.label and turn["answer"].answered
+    assert turn.question == button.label and turn.answer.answered
     (chart,) = charts_of(app)
     assert chart["mark"]["type"] == "geoshape"  # "poverty rate by state" is planned as a map
 
@@ -113,13 +114,13 @@ def test_edit_the_sql_and_run_it_again(app):
     ask(app, "How many housing units are there in Oregon?")
     first = turns(app)[0]
     edited = "SELECT state_name, state_abbr FROM public.geography WHERE level = 'state' ORDER BY state_name LIMIT 3"
-    app.text_area(key=f"turns-{first['id']}-sql").set_value(edited)
-    app.button(key=f"turns-{first['id']}-run").click().run()
+    app.text_area(key=f"turns-{first.id}-sql").set_value(edited)
+    app.button(key=f"turns-{first.id}-run").click().run()
     assert not app.exception
     assert len(turns(app)) == 2
     second = turns(app)[1]
-    assert second["kind"] == "sql" and second["answer"].planner == "user"
-    assert second["answer"].answered and second["answer"].result.row_count == 3
+    assert second.kind == "sql" and second.answer.planner == "user"
+    assert second.answer.answered and second.answer.result.row_count == 3
     assert any("ORDER BY state_name" in c.value for c in app.code)
 
 
@@ -127,10 +128,10 @@ def test_an_edit_the_guard_refuses_is_explained_and_not_run(app, app_settings):
     ask(app, "How many housing units are there in Oregon?")
     first = turns(app)[0]
     before = estimates_count(app_settings)
-    app.text_area(key=f"turns-{first['id']}-sql").set_value("DELETE FROM public.estimates")
-    app.button(key=f"turns-{first['id']}-run").click().run()
+    app.text_area(key=f"turns-{first.id}-sql").set_value("DELETE FROM public.estimates")
+    app.button(key=f"turns-{first.id}-run").click().run()
     assert not app.exception
-    refused = turns(app)[1]["answer"]
+    refused = turns(app)[1].answer
     assert refused.error is not None and refused.error.kind == "guard"
     assert refused.result is None and refused.timings_ms["execute"] == 0.0  # the executor was never called
     errors = [e.value for e in app.error]
@@ -146,32 +147,21 @@ def test_an_empty_question_asks_for_one(app):
 
 def test_a_question_the_data_cannot_answer_offers_suggestions(app):
     ask(app, "How many people commute by bike in Oregon?")
-    answer = turns(app)[0]["answer"]
+    answer = turns(app)[0].answer
     assert answer.declined and answer.suggestions
     assert any("commut" in i.value for i in app.info)
     suggestion = next(b for b in app.button if b.key and "-suggest-0" in b.key)
     suggestion.click().run()
     assert not app.exception
-    assert turns(app)[1]["question"] == answer.suggestions[0]
+    assert turns(app)[1].question == answer.suggestions[0]
 
 
 def test_model_text_is_escaped_before_markdown():
-    text = "![x](https://example.com/leak?q=1) <b>bold</b> $x$ :red[alarm] *hi*"
-    escaped = app_components.md(text)
-    for raw in ("![", "](", "<b>", "$x$", ":red[", "*hi*"):
-        assert raw not in escaped
-    assert escaped.replace("\\", "") == text
-
-
-def test_pretty_sql_only_changes_whitespace():
-    sql = ("SELECT g.state_name, e.estimate AS population FROM public.estimates AS e INNER JOIN public.geography AS g "
-           "ON g.geo_id = e.geo_id WHERE g.level = 'state' AND g.name <> 'a WHERE b' AND e.estimate BETWEEN 1 AND 9 "
-           "ORDER BY e.estimate DESC LIMIT 5")
-    pretty = app_components.pretty_sql(sql)
-    assert pretty.split() == sql.split()
-    assert "\nFROM" in pretty and "\nWHERE" in pretty and "\n  AND g.name" in pretty
-    assert "'a WHERE b'" in pretty and "BETWEEN 1 AND 9" in pretty
-    assert app_components.pretty_sql("SELECT 1 -- WHERE x") == "SELECT 1 -- WHERE x"
+    raw = "![x](https://example.com/leak?q=1) <b>bold</b> $x$ :red[alarm] *hi*"
+    escaped = text.md(raw)
+    for markup in ("![", "](", "<b>", "$x$", ":red[", "*hi*"):
+        assert markup not in escaped
+    assert escaped.replace("\\", "") == raw
 
 
 # --- Explore, History, Status ------------------------------------------------------------------------------------
@@ -215,7 +205,7 @@ def test_history_lists_questions_and_reruns_one(app):
     rerun.click().run()
     assert not app.exception
     runs = app.session_state["history_runs"]
-    assert len(runs) == 1 and next(iter(runs.values()))["answer"].answered
+    assert len(runs) == 1 and next(iter(runs.values())).answer.answered
     assert app.metric  # the answer card of the re-run
     app.selectbox(key="history-outcome").set_value("declined").run()
     assert not any("housing units are there in Oregon" in e.label for e in app.expander)
@@ -225,21 +215,21 @@ def test_history_reruns_an_edited_sql_as_it_was(app):
     ask(app, "How many housing units are there in Oregon?")
     first = turns(app)[0]
     edited = "SELECT state_abbr FROM public.geography WHERE level = 'state' AND state_abbr LIKE 'O%' ORDER BY 1"
-    app.text_area(key=f"turns-{first['id']}-sql").set_value(edited)
-    app.button(key=f"turns-{first['id']}-run").click().run()
+    app.text_area(key=f"turns-{first.id}-sql").set_value(edited)
+    app.button(key=f"turns-{first.id}-run").click().run()
     app.switch_page("app_pages/history.py").run()
     assert not app.exception, app.exception
     entry_id = max(int(b.key.rsplit("-", 1)[1]) for b in app.button if b.key and b.key.startswith("history-rerun-"))
     app.button(key=f"history-rerun-{entry_id}").click().run()
     assert not app.exception
     rerun = app.session_state["history_runs"][entry_id]
-    assert rerun["kind"] == "sql" and rerun["answer"].planner == "user"
-    assert [r[0] for r in rerun["answer"].result.rows] == ["OH", "OK", "OR"]
+    assert rerun.kind == "sql" and rerun.answer.planner == "user"
+    assert [r[0] for r in rerun.answer.result.rows] == ["OH", "OK", "OR"]
 
 
 def test_status_shows_the_database_and_no_secrets(app_settings, monkeypatch):
     keyed = make_settings(data_dir=app_settings.data_dir, planner="offline", anthropic_api_key="sk-ant-test-secret-123")
-    monkeypatch.setattr(app_components, "load_settings", lambda: keyed)
+    monkeypatch.setattr(resources, "load_settings", lambda: keyed)
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
     at.switch_page("app_pages/status.py").run()
     assert not at.exception, at.exception
@@ -255,7 +245,7 @@ def test_status_shows_the_database_and_no_secrets(app_settings, monkeypatch):
 
 def test_first_start_sets_up_the_database_with_progress(fresh_settings, monkeypatch):
     s = fresh_settings.replace(planner="offline")
-    monkeypatch.setattr(app_components, "load_settings", lambda: s)
+    monkeypatch.setattr(resources, "load_settings", lambda: s)
     st.cache_resource.clear()
     try:
         at = AppTest.from_file(APP, default_timeout=300).run()
@@ -271,7 +261,7 @@ def test_first_start_sets_up_the_database_with_progress(fresh_settings, monkeypa
 
 def test_claude_without_a_key_says_how_to_enable_it(app_settings, monkeypatch):
     claude = app_settings.replace(planner="claude", anthropic_api_key=None)
-    monkeypatch.setattr(app_components, "load_settings", lambda: claude)
+    monkeypatch.setattr(resources, "load_settings", lambda: claude)
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
     assert not at.exception, at.exception
     errors = " ".join(e.value.replace("\\", "") for e in at.error)
@@ -282,7 +272,7 @@ def test_claude_without_a_key_says_how_to_enable_it(app_settings, monkeypatch):
 
 def test_a_database_that_is_down_is_explained(monkeypatch):
     down = make_settings(database_url="postgresql://sage@127.0.0.1:1/census", planner="offline")
-    monkeypatch.setattr(app_components, "load_settings", lambda: down)
+    monkeypatch.setattr(resources, "load_settings", lambda: down)
     st.cache_resource.clear()
     try:
         at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()

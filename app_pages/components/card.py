@@ -1,0 +1,212 @@
+"""The answer card (docs/design.md "Answer card"): the chart or numbers, the assumptions, the SQL (editable and
+re-runnable through the same guard), the data with a CSV download, the source and vintage, who answered, timings."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+import streamlit as st
+
+from sage import agent, charts, guard
+from sage.answer import Answer
+from sage.charts import ChartSpec
+from sage.errors import ErrorKind
+from sage.execute import Result
+from sage.settings import Settings
+
+from .errors import show_error
+from .text import SOURCE, bullets, md
+from .turns import TIMING_NAMES, Turn, ask_later, chart_spec, new_turn, timings
+
+
+def answer_card(turn: Turn, settings: Settings, *, store: str = "turns", slot: Any = None) -> None:
+    """Everything a user sees for one answer (docs/design.md "Answer card").
+
+    ``store``/``slot`` say where an edited-and-rerun SQL goes: appended to ``st.session_state[store]`` (the Ask
+    conversation) or put in ``st.session_state[store][slot]`` (a History entry).
+    """
+    answer = turn.answer
+    key = f"{store}-{turn.id}"
+    if answer.answered and answer.result is not None:
+        _answered(turn, answer, answer.result, key)
+    elif answer.declined:
+        _declined(answer, key)
+    else:
+        if answer.error is not None:
+            show_error(answer.error)
+        if answer.assumptions:
+            st.markdown("**Assumptions**\n" + bullets(answer.assumptions))
+        if answer.sql:  # the guard may have refused it: laid out, not checked
+            st.code(guard.pretty(answer.sql), language="sql", wrap_lines=True)
+        _attempts(answer)
+    refused = answer.error is not None and answer.error.kind in (ErrorKind.GUARD, ErrorKind.ATTEMPTS_EXHAUSTED)
+    if answer.sql or refused:
+        _edit_box(turn, settings, key, store, slot)
+    _footer(turn, answer)
+
+
+def _answered(turn: Turn, answer: Answer, result: Result, key: str) -> None:
+    spec = chart_spec(turn)
+    assert spec is not None  # an answered turn always has one
+    name = _file_name(turn.question)
+    left, right = st.columns([5, 4], gap="large")
+    with left:
+        if result.row_count == 0:
+            st.info("The query ran but returned no rows: the place or the measure may not be in the data. "
+                    "Check the assumptions and the SQL.", icon=":material/search_off:")
+        elif spec.kind in ("big", "statrow"):
+            _metrics(spec)
+        elif spec.chart is not None:
+            st.altair_chart(spec.chart, key=f"{key}-chart")
+        else:
+            _table(result, key, name, height=min(420, 38 + 35 * max(1, result.row_count)))
+        if spec.fallback_reason and result.row_count:
+            st.caption(md(spec.fallback_reason))
+        if spec.note:
+            st.caption(md(spec.note))
+        if result.truncated:
+            st.warning(
+                f"Showing the first {result.row_count:,} rows: the result was cut at the row limit "
+                "(SAGE_MAX_ROWS) or the size limit.",
+                icon=":material/content_cut:",
+            )
+    with right:
+        if answer.assumptions:
+            st.markdown("**Assumptions**\n" + bullets(answer.assumptions))
+        st.markdown("**SQL**")
+        st.code(answer.sql, language="sql", wrap_lines=True)  # the guard's own layout of what ran
+    if spec.kind != "table" and result.row_count:
+        with st.expander(f"Data · {result.row_count:,} row{'s' if result.row_count != 1 else ''}",
+                         icon=":material/table_view:"):
+            _table(result, key, name)
+    _attempts(answer)
+
+
+def _file_name(question: str) -> str:
+    slug = re.sub(r"[^a-z0-9]+", "-", question.lower()).strip("-")[:60].rstrip("-")
+    return f"census-sage-{slug or 'answer'}.csv"
+
+
+def _metrics(spec: ChartSpec) -> None:
+    if spec.note and spec.kind == "statrow":
+        st.caption(md(spec.note))
+    cols = st.columns(len(spec.metrics)) if len(spec.metrics) > 1 else [st.container()]
+    for col, metric in zip(cols, spec.metrics):
+        with col:
+            st.metric(
+                md(metric.label),
+                metric.value,
+                delta=metric.moe,
+                delta_color="off",
+                delta_arrow="off",
+                delta_description="90% margin of error" if metric.moe else None,
+                border=True,
+            )
+
+
+def _column_config(columns: list[str]) -> dict[str, Any]:
+    config: dict[str, Any] = {}
+    for col in columns:
+        unit = charts.unit_of(col)
+        if col.lower() in ("margin_error", "moe") or col.endswith("_moe"):
+            config[col] = st.column_config.NumberColumn(col, format="localized")
+        elif unit == "dollars":
+            config[col] = st.column_config.NumberColumn(col, format="dollar")
+        elif unit == "count":
+            config[col] = st.column_config.NumberColumn(col, format="localized")
+    return config
+
+
+def _table(result: Result, key: str, file_name: str, height: int | Literal["auto"] = "auto") -> None:
+    frame = charts.to_frame(result.columns, result.rows)
+    numeric = [c for c in frame.columns if str(frame[c].dtype) not in ("object", "str", "string")]
+    st.dataframe(frame, hide_index=True, height=height, column_config=_column_config(numeric))
+    st.download_button(
+        "Download CSV",
+        data=frame.to_csv(index=False).encode("utf-8"),
+        file_name=file_name,
+        mime="text/csv",
+        key=f"{key}-csv",
+        on_click="ignore",
+        icon=":material/download:",
+    )
+
+
+def _declined(answer: Answer, key: str) -> None:
+    st.info(md(answer.decline or "The data cannot answer this question."),
+            icon=":material/help:")
+    others = answer.assumptions[1:] if answer.assumptions else []
+    if others:
+        st.markdown(bullets(others))
+    if answer.suggestions:
+        st.markdown("**Try one of these instead:**")
+        for i, suggestion in enumerate(answer.suggestions[:4]):
+            st.button(md(suggestion), key=f"{key}-suggest-{i}", on_click=ask_later, args=(suggestion,),
+                      icon=":material/arrow_forward:")
+
+
+def _attempts(answer: Answer) -> None:
+    earlier = [a for a in answer.attempts if a.sql]
+    if not earlier:
+        return
+    with st.expander(f"Earlier tries ({len(earlier)})", icon=":material/history:"):
+        for i, attempt in enumerate(earlier, 1):
+            st.markdown(f"**Try {i}:** {md(attempt.error)}")
+            st.code(guard.pretty(attempt.sql), language="sql", wrap_lines=True)
+
+
+def _edit_box(turn: Turn, settings: Settings, key: str, store: str, slot: Any) -> None:
+    answer = turn.answer
+    last_sql = guard.pretty(answer.sql or (answer.attempts[-1].sql if answer.attempts else ""))
+    with st.expander("Edit the SQL and run it again", icon=":material/edit:"):
+        st.text_area("SQL", value=last_sql, key=f"{key}-sql", height=160, label_visibility="collapsed")
+        st.button("Run again", key=f"{key}-run", type="primary", icon=":material/play_arrow:",
+                  on_click=_run_edited, args=(settings, turn.question, f"{key}-sql", store, slot))
+        st.caption("The edited SQL goes through the same guard and read-only role as a planned query.")
+
+
+def _run_edited(settings: Settings, question: str, sql_key: str, store: str, slot: Any) -> None:
+    """Button callback: guard and run the edited SQL; the result becomes a new turn (or replaces the entry)."""
+    sql = st.session_state.get(sql_key, "")
+    answer = agent.run_sql(sql, settings, question=question)
+    turn = new_turn(question, answer, kind="sql")
+    if slot is None:
+        st.session_state.setdefault(store, []).append(turn)
+    else:
+        st.session_state.setdefault(store, {})[slot] = turn
+
+
+def _footer(turn: Turn, answer: Answer) -> None:
+    if answer.result is not None:
+        vintages = ", ".join(answer.vintages)
+        parts = [f"Source: {SOURCE}" + (f", {vintages}" if vintages else "") + "."]
+        if answer.variables:
+            names = "; ".join(f"{v['code']} ({_short_label(v.get('label') or '', v.get('table_id'))})"
+                              for v in answer.variables[:4])
+            parts.append(f"Variables: {names}.")
+        st.caption(md(" ".join(parts)))
+    if answer.planner == "user":
+        who = "Ran your edited SQL"
+    else:
+        planner = f"Claude ({answer.model})" if answer.planner == "claude" and answer.model else (
+            f"the {answer.planner} planner" if answer.planner else "no planner")
+        verb = "Answered" if answer.answered else "Declined" if answer.declined else "Tried"
+        tries = answer.tries
+        who = f"{verb} by {planner}" + (f" · {tries} {'try' if tries == 1 else 'tries'}" if tries else "")
+    t = timings(turn)
+    st.caption(md(f"{who} · " + " · ".join(f"{name} {t[k]:,.0f} ms" for k, name in TIMING_NAMES if k in t)))
+
+
+def _short_label(label: str, table_id: str | None = None) -> str:
+    """``Estimate!!Total:!!Unemployed`` -> ``Unemployed``; a bare total names its table."""
+    steps = [p.strip().rstrip(":") for p in label.split("!!") if p.strip() and p.strip().lower() != "estimate"]
+    if len(steps) > 1:
+        steps = [s for s in steps if s.lower() != "total"]
+    text = ": ".join(steps)[:90]
+    if text.lower() in ("", "total") and table_id:
+        return f"total of table {table_id}"
+    return text
+
+
+__all__ = ["answer_card"]

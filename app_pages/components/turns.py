@@ -1,0 +1,110 @@
+"""The conversation: a :class:`Turn` is one question and its answer, as ``st.session_state`` keeps it."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import streamlit as st
+
+from sage import agent, charts
+from sage.answer import Answer
+from sage.charts import ChartSpec
+from sage.planner.base import Planner
+from sage.settings import Settings
+
+#: the stages ``sage.agent.ask`` reports, as the status box names them
+STAGES = {
+    "retrieving": "Finding the tables and variables that fit",
+    "planning": "Writing the SQL",
+    "checking": "Checking the SQL with the guard",
+    "running": "Running the query (read-only)",
+    "drawing": "Drawing the answer",
+}
+#: (timing key, name shown), in pipeline order
+TIMING_NAMES = (("retrieve", "retrieve"), ("plan", "plan"), ("guard", "check"), ("execute", "run"),
+                ("draw", "draw"), ("total", "total"))
+
+
+@dataclass
+class Turn:
+    """One question (or one edited SQL) and its answer in a conversation, as ``st.session_state`` keeps it.
+
+    The chart is built once, on the first draw, and kept (the card is redrawn on every rerun).
+    """
+
+    id: int
+    #: ``ask`` for a question, ``sql`` for SQL a user edited and ran
+    kind: Literal["ask", "sql"]
+    question: str
+    answer: Answer
+    spec: ChartSpec | None = None
+    draw_ms: float | None = None
+
+
+def new_turn(question: str, answer: Answer, kind: Literal["ask", "sql"] = "ask") -> Turn:
+    """A new turn, numbered in this session."""
+    seq = st.session_state.get("_turn_seq", 0) + 1
+    st.session_state["_turn_seq"] = seq
+    return Turn(id=seq, kind=kind, question=question, answer=answer)
+
+
+def chart_spec(turn: Turn) -> ChartSpec | None:
+    """The turn's chart, built once (the card is redrawn on every rerun); None when there is no answer."""
+    result = turn.answer.result
+    if not turn.answer.answered or result is None:
+        return None
+    if turn.spec is None:
+        started = time.perf_counter()
+        turn.spec = charts.build(result.columns, result.rows, turn.answer.display_hint)
+        turn.draw_ms = round((time.perf_counter() - started) * 1000, 1)
+    return turn.spec
+
+
+def run_with_status(question: str, settings: Settings, planner: Planner) -> Turn:
+    """Ask, showing the pipeline stages live in an ``st.status`` box, then the per-stage timings; a new turn."""
+    box = st.status(STAGES["retrieving"] + "…", expanded=False)
+
+    def progress(stage: str, info: dict[str, Any]) -> None:
+        if stage in STAGES:
+            label = STAGES[stage] + (f" (try {info['attempt']})" if info.get("attempt", 1) > 1 else "")
+            box.update(label=label + "…")
+
+    answer = agent.ask(question, settings, planner=planner, progress=progress)
+    turn = new_turn(question, answer)
+    if answer.answered:
+        box.update(label=STAGES["drawing"] + "…")
+        chart_spec(turn)
+    _finish_status(box, turn)
+    return turn
+
+
+def timings(turn: Turn) -> dict[str, float]:
+    """The answer's stage timings, with the time the chart took to build as ``draw``."""
+    t = dict(turn.answer.timings_ms)
+    if turn.draw_ms is not None:
+        t["draw"] = turn.draw_ms
+    return t
+
+
+def _finish_status(box: Any, turn: Turn) -> None:
+    answer = turn.answer
+    t = timings(turn)
+    box.markdown(" · ".join(f"{name} {t[k]:,.0f} ms" for k, name in TIMING_NAMES if k in t and k != "total"))
+    total = (t.get("total", 0) + t.get("draw", 0)) / 1000
+    if answer.answered:
+        tries = f" · {answer.tries} tries" if answer.tries > 1 else ""
+        box.update(label=f"Answered in {total:.2f} s{tries}", state="complete")
+    elif answer.declined:
+        box.update(label=f"Not answerable with this data ({total:.2f} s)", state="complete")
+    else:
+        box.update(label=f"No answer ({total:.2f} s)", state="error")
+
+
+def ask_later(question: str) -> None:
+    """Button callback (examples, suggestions): ask ``question`` on the Ask page's next run."""
+    st.session_state["pending_question"] = question
+
+
+__all__ = ["STAGES", "TIMING_NAMES", "Turn", "ask_later", "chart_spec", "new_turn", "run_with_status", "timings"]
