@@ -10,7 +10,8 @@ from sage import execute, guard
 from sage.db import owner
 from sage.evaluate import compare_results, gold_is_ordered, values_equal
 from sage.planner.base import Attempt, Planner
-from sage.planner.offline import OfflinePlanner, normalize_question
+from sage.planner.offline import OfflinePlanner
+from sage.text import normalize
 from sage.types import Chunk
 
 
@@ -44,7 +45,7 @@ def test_it_is_a_planner(planner):
 
 
 def test_normalisation_keeps_offsets_and_spells_places_plainly():
-    text = normalize_question("Doña Ana County's rent, St. Louis & Prince George's Co.")
+    text = normalize("Doña Ana County's rent, St. Louis & Prince George's Co.")
     assert text == "Dona Ana Countys rent, St Louis and Prince Georges Co"
     assert len(text.lower()) == len(text)
 

@@ -18,10 +18,10 @@ from sage.census.semantic import (
     load_measures,
     match_measures,
     measure_by_name,
-    normalize,
     shipped_measures,
 )
 from sage.settings import PROJECT_ROOT
+from sage.text import normalize
 
 VARIABLES_CSV = PROJECT_ROOT / "data" / "acs" / "variables.csv"
 CATALOG_CSV = PROJECT_ROOT / "data" / "acs" / "variables_catalog_acs2023_5yr.csv.gz"
@@ -125,7 +125,7 @@ def test_match_measures_by_synonym_family_and_spelling(question, expected):
 def test_weak_words_count_only_when_nothing_else_is_named():
     assert [m.name for m in match_measures("how many people live in Utah")] == ["population"]
     assert [m.name for m in match_measures("how many people in Utah have a doctorate")] == ["doctorate"]
-    mentions = find_mentions(normalize("how many people in Utah have a doctorate"), MEASURES)
+    mentions = find_mentions(normalize("how many people in Utah have a doctorate", lower=True), MEASURES)
     assert any(m.weak and m.measure.name == "population" for m in mentions)
 
 

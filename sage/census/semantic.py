@@ -19,7 +19,6 @@ import dataclasses
 import difflib
 import re
 import threading
-import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
@@ -28,6 +27,7 @@ import psycopg
 import yaml
 
 from ..errors import DataError, NotSetUpError
+from ..text import normalize, overlaps
 
 MEASURES_FILE = Path(__file__).with_name("measures.yaml")
 
@@ -253,8 +253,8 @@ def _read_yaml(path: Path = MEASURES_FILE) -> list[Measure]:
                 category=str(raw["category"]),
                 vintage=str(raw["vintage"]),
                 family=str(raw.get("family") or raw["name"]),
-                synonyms=tuple(_norm(s) for s in _tuple(raw.get("synonyms"))),
-                weak_synonyms=tuple(_norm(s) for s in _tuple(raw.get("weak_synonyms"))),
+                synonyms=tuple(normalize(s, lower=True) for s in _tuple(raw.get("synonyms"))),
+                weak_synonyms=tuple(normalize(s, lower=True) for s in _tuple(raw.get("weak_synonyms"))),
                 supersedes=_tuple(raw.get("supersedes")),
                 description=" ".join(str(raw.get("description") or "").split()),
                 notes=" ".join(str(raw.get("notes") or "").split()),
@@ -394,7 +394,7 @@ def find_gap(question: str, measures: Sequence[Measure] | None = None) -> tuple[
     ``measures`` are those available (default: the shipped ones; pass ``load_measures(settings)`` to count
     fetched tables).  Words inside a measure's own phrase do not count ("value of owner-occupied homes" is the
     home value), and a gap whose table the question's measures read is lifted."""
-    text = normalize(question)
+    text = normalize(question, lower=True)
     strong = [m for m in find_mentions(text, measures if measures is not None else shipped_measures(), fuzzy=False)
               if not m.weak]
     inside = [m.span for m in strong]
@@ -419,23 +419,6 @@ def measure_by_name(name: str, measures: Iterable[Measure] | None = None) -> Mea
 _SHARE_CUE = re.compile(r"\b(share|percent|percentage|pct|proportion|fraction|rate|rates|ratio|portion|per cent)\b|%")
 _COUNT_CUE = re.compile(r"\b(how many|number of|count of|count|total number|headcount|numbers of)\b")
 _WORD = re.compile(r"[a-z][a-z]+")
-
-
-def _norm(text: str) -> str:
-    """Lowercase, ASCII, no apostrophes, hyphens and slashes between words as spaces, single spaces: the form
-    synonyms are written in, so "Bachelor’s" and "bachelors", "per-capita" and "per capita" match."""
-    text = unicodedata.normalize("NFKD", text)
-    text = "".join(ch for ch in text if not unicodedata.combining(ch))
-    text = text.lower().replace("’", "'").replace("‘", "'")
-    text = text.replace("'", "")
-    text = re.sub(r"(?<=[a-z])[-/](?=[a-z0-9])", " ", text)
-    text = re.sub(r"(?<=[0-9])-(?=[a-z])", " ", text)
-    return re.sub(r"\s+", " ", text).strip()
-
-
-def normalize(text: str) -> str:
-    """The text measures and places are matched against (see :func:`_norm`)."""
-    return _norm(text)
 
 
 @dataclass
@@ -480,10 +463,6 @@ def _patterns(measures: Sequence[Measure]) -> list[tuple[re.Pattern, Measure, st
     return pats
 
 
-def _overlaps(span: tuple[int, int], taken: Iterable[tuple[int, int]]) -> bool:
-    return any(span[0] < b and a < span[1] for a, b in taken)
-
-
 def find_mentions(
     text: str,
     measures: Sequence[Measure] | None = None,
@@ -491,7 +470,8 @@ def find_mentions(
     blocked: Sequence[tuple[int, int]] = (),
     fuzzy: bool = True,
 ) -> list[Mention]:
-    """Every measure mention in ``text`` (already :func:`normalize`-d), longest phrase first, non-overlapping.
+    """Every measure mention in ``text`` (already :func:`~sage.text.normalize`-d, lowercase), longest phrase first,
+    non-overlapping.
 
     ``blocked`` spans (place names found by the planner) are skipped.  Then each mention is resolved within its
     family by nearby wording ("share of Hispanic residents" -> the share; "how many people are uninsured" -> the
@@ -506,7 +486,7 @@ def find_mentions(
     for pat, m, phrase, weak in _patterns(measures):
         for mt in pat.finditer(text):
             span = mt.span()
-            if _overlaps(span, taken):
+            if overlaps(span, taken):
                 continue
             taken.append(span)
             found.append(Mention(m, span[0], span[1], phrase, weak=weak))
@@ -528,7 +508,7 @@ def _fuzzy_mentions(text: str, measures: Sequence[Measure], taken: list[tuple[in
     out = []
     for mt in _WORD.finditer(text):
         word = mt.group(0)
-        if len(word) < 6 or word in vocab or _overlaps(mt.span(), taken) or word in _COMMON_WORDS:
+        if len(word) < 6 or word in vocab or overlaps(mt.span(), taken) or word in _COMMON_WORDS:
             continue
         close = difflib.get_close_matches(word, list(vocab), n=1, cutoff=0.86)
         if close:
@@ -612,7 +592,8 @@ def match_measures(question: str, measures: Sequence[Measure] | None = None) -> 
     """The measures a question names, in the order it names them (weak words like "people" only when nothing
     more specific is named).  Used by both planners.  ``measures`` defaults to the shipped ones; pass
     ``load_measures(settings)`` to include measures over fetched tables."""
-    mentions = find_mentions(normalize(question), measures if measures is not None else shipped_measures())
+    text = normalize(question, lower=True)
+    mentions = find_mentions(text, measures if measures is not None else shipped_measures())
     strong = [f.measure for f in mentions if not f.weak]
     if strong:
         return strong
@@ -634,5 +615,4 @@ __all__ = [
     "shipped_measures",
     "match_measures",
     "measure_by_name",
-    "normalize",
 ]

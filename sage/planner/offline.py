@@ -36,6 +36,7 @@ from dataclasses import replace
 from typing import Iterable, Sequence
 
 from ..census.semantic import Measure
+from ..text import overlaps
 from ..types import Chunk
 from .base import Attempt, Plan
 from .catalog import Catalog, State, counties_named, load_catalog
@@ -49,8 +50,7 @@ from .parser import parse_question
 from .thresholds import describe_threshold
 from .vocabulary import (ASC_WORDS, BAD_HIGH, BY_LEVEL, COMBINED, COUNTIES_PER_STATE, DESC_WORDS, FIFTY,
                          INDEPENDENT_CITY, KNOWN_WORDS, LEVEL_PLURAL, LEVEL_SINGULAR, N_RES, NUM_WORDS, PER_STATE,
-                         SET_CUE, SET_TOTAL, SHARE_OF_WHOLE, SUPERLATIVE, join_words, mask, nice_name,
-                         normalize_question, overlaps)
+                         SET_CUE, SET_TOTAL, SHARE_OF_WHOLE, SUPERLATIVE, join_words, mask, nice_name)
 
 # ---------------------------------------------------------------------------------------------------------------
 # the planner
@@ -909,4 +909,4 @@ def _explain_measures(measures: list[Measure], assumptions: list[str], *, level:
             assumptions.append("Margins of error: not available for these rows in the shipped extract.")
 
 
-__all__ = ["Catalog", "OfflinePlanner", "load_catalog", "normalize_question"]
+__all__ = ["Catalog", "OfflinePlanner", "load_catalog"]

@@ -8,6 +8,7 @@ import re
 from typing import Sequence
 
 from ..census.semantic import load_gaps
+from ..text import normalize
 from ..types import Chunk
 from .catalog import Catalog
 from .declines import Decline, place_suggestions, topic_suggestions
@@ -35,7 +36,6 @@ from .vocabulary import (
     VERSUS_AVG,
     YEAR,
     mask,
-    normalize_question,
 )
 
 
@@ -45,7 +45,7 @@ def parse_question(question: str, chunks: Sequence[Chunk], cat: Catalog) -> Pars
     The order matters: places first (their spans are masked for everything after), then measures, then names
     that are no place (their refusal suggests the question's measure), the scope checks, thresholds (bound to
     the measures found) and the level."""
-    tc = normalize_question(question)
+    tc = normalize(question)
     p = Parse(question=question, tc=tc, t=tc.lower())
     find_places(p, cat)
     drop_excluded(p)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import re
 
+from ..text import overlaps
 from .catalog import (
     Catalog,
     County,
@@ -42,7 +43,6 @@ from .vocabulary import (
     WORDLIKE_ABBRS,
     geo_key,
     join_words,
-    overlaps,
 )
 
 

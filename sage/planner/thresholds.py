@@ -6,12 +6,13 @@ from __future__ import annotations
 import re
 
 from ..census.semantic import Measure, Mention
+from ..text import overlaps
 from .catalog import Catalog
 from .declines import Decline, topic_suggestions
 from .measures import implied_measure
 from .parsed import Parse, Threshold
 from .vocabulary import (LEVEL_PLURAL, NOUN_MEASURE, NUM_WORDS, SET_CUE, THAN_PLACE, THRESHOLD_RES, _GE, _LE, _LT,
-                         fraction_percent, mask, nice_name, overlaps, parse_number)
+                         fraction_percent, mask, nice_name, parse_number)
 
 _GE_WORDS, _LE_WORDS, _LT_WORDS = (f"(?:{w})" for w in (_GE, _LE, _LT))
 

@@ -7,41 +7,17 @@ database or the catalog."""
 from __future__ import annotations
 
 import re
-import unicodedata
 from typing import Iterable, Sequence
 
 from ..census.semantic import Measure
+from ..text import normalize
 
 # ---------------------------------------------------------------------------------------------------------------
-# text normalisation
-
-
-def normalize_question(question: str) -> str:
-    """ASCII text with the case kept: accents, apostrophes and periods after letters gone ("St. Louis" ->
-    "St Louis", "U.S." -> "US", "Prince George's" -> "Prince Georges"), hyphens between words as spaces,
-    "Saint" as "St".  Lowercasing the result gives the text every matcher works on (same offsets)."""
-    text = unicodedata.normalize("NFKD", question)
-    text = "".join(ch for ch in text if not unicodedata.combining(ch))
-    text = text.replace("’", "'").replace("‘", "'").replace("`", "'").replace("“", '"').replace("”", '"')
-    text = text.replace("'", "")
-    text = re.sub(r"(?<=[A-Za-z])\.", "", text)
-    text = re.sub(r"(?<=[A-Za-z])[-/](?=[A-Za-z0-9])", " ", text)
-    text = re.sub(r"(?<=[0-9])-(?=[A-Za-z])", " ", text)
-    text = text.replace("&", " and ")
-    text = re.sub(r"\bSaint\b", "St", text, flags=re.IGNORECASE)
-    text = re.sub(r"\bSainte\b", "Ste", text, flags=re.IGNORECASE)
-    text = re.sub(r"\s+", " ", text).strip()
-    if len(text.lower()) != len(text):  # exotic case mappings: keep offsets aligned
-        text = "".join(ch if len(ch.lower()) == 1 else "?" for ch in text)
-    return text
+# text (normalising is :mod:`sage.text`'s, shared with the semantic layer)
 
 
 def geo_key(name: str) -> str:
-    return normalize_question(name).lower()
-
-
-def overlaps(span: tuple[int, int], spans: Iterable[tuple[int, int]]) -> bool:
-    return any(span[0] < b and a < span[1] for a, b in spans)
+    return normalize(name, lower=True)
 
 
 def mask(text: str, spans: Iterable[tuple[int, int]]) -> str:

@@ -1,0 +1,46 @@
+"""Text normalisation, written once: the form in which questions, place names and measure synonyms are compared.
+
+Example:
+    >>> normalize("Doña Ana County’s rent, St. Louis & Prince George's Co.")
+    'Dona Ana Countys rent, St Louis and Prince Georges Co'
+    >>> normalize("Saint-Louis per-capita U.S. income", lower=True)
+    'st louis per capita us income'
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+
+
+def normalize(text: str, *, lower: bool = False) -> str:
+    """ASCII text: accents, apostrophes and periods after letters gone ("St. Louis" -> "St Louis", "U.S." -> "US",
+    "Prince George's" -> "Prince Georges"), curly quotes straight, hyphens and slashes between words as spaces,
+    "&" as "and", "Saint" as "St", single spaces.
+
+    The case is kept (the offline planner reads proper names from it), and every character keeps its offset when
+    the result is lowercased; ``lower=True`` gives that lowercase form, the one every matcher works on.
+    """
+    text = unicodedata.normalize("NFKD", text)
+    text = "".join(ch for ch in text if not unicodedata.combining(ch))
+    text = text.replace("’", "'").replace("‘", "'").replace("`", "'").replace("“", '"').replace("”", '"')
+    text = text.replace("'", "")
+    text = re.sub(r"(?<=[A-Za-z])\.", "", text)
+    text = re.sub(r"(?<=[A-Za-z])[-/](?=[A-Za-z0-9])", " ", text)
+    text = re.sub(r"(?<=[0-9])-(?=[A-Za-z])", " ", text)
+    text = text.replace("&", " and ")
+    text = re.sub(r"\bSaint\b", "St", text, flags=re.IGNORECASE)
+    text = re.sub(r"\bSainte\b", "Ste", text, flags=re.IGNORECASE)
+    text = re.sub(r"\s+", " ", text).strip()
+    if len(text.lower()) != len(text):  # exotic case mappings: keep offsets aligned
+        text = "".join(ch if len(ch.lower()) == 1 else "?" for ch in text)
+    return text.lower() if lower else text
+
+
+def overlaps(span: tuple[int, int], spans: Iterable[tuple[int, int]]) -> bool:
+    """True when ``span`` shares a character with any of ``spans`` (``(start, end)`` offsets, end excluded)."""
+    return any(span[0] < b and a < span[1] for a, b in spans)
+
+
+__all__ = ["normalize", "overlaps"]
