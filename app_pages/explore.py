@@ -1,15 +1,18 @@
 """Explore: the variables (semantic search and categories), a variable's places on a chart and a map, the tables
 and columns the planner sees, and the ACS tables loaded (with the command that adds more)."""
 
+from typing import Any
+
 import streamlit as st
 
 from app_pages import components as ui
 from sage import charts, explore
 from sage.census.codes import ACS_VARIABLE
 from sage.census.fetch import fetch_command
-from sage.errors import SageError
 from sage.describe import readable_label
+from sage.errors import SageError
 from sage.retrieve import retrieve
+from sage.settings import Settings
 from sage.status import loaded_tables
 
 settings = ui.settings_or_stop()
@@ -19,8 +22,8 @@ st.caption("What the census tables hold: every variable with estimates, where it
 
 # Cached for a while (the data changes only with `census fetch`); errors are raised, so they are never cached.
 @st.cache_data(ttl=120, show_spinner=False)
-def catalog(_settings, key: int) -> dict:
-    answer = explore.catalog(_settings)
+def variable_list(_settings: Settings, key: int) -> dict[str, Any]:
+    answer = explore.variable_list(_settings)
     if not answer.answered:
         raise answer.error
     return {"columns": answer.result.columns, "rows": answer.result.rows}
@@ -57,9 +60,9 @@ def schema(_settings, key: int) -> list[dict]:
 
 
 def variables() -> None:
-    """The catalog, its search and filter, and the picked variable's top places and map."""
+    """The variable list, its search and filter, and the picked variable's top places and map."""
     try:
-        data = catalog(settings, hash(settings))
+        data = variable_list(settings, hash(settings))
     except SageError as exc:
         ui.show_error(exc)
         return
@@ -195,7 +198,8 @@ def loaded() -> None:
     st.markdown("**Add an ACS table** (estimates and margins of error for every state and county, from the Census "
                 "Data API; a free CENSUS\\_API\\_KEY raises the rate limit):")
     st.code(fetch_command(["B25003"], 2023), language="bash")
-    st.caption("Browse the offline catalog of every 2019-2023 ACS table: python -m sage census tables --search rent")
+    st.caption("Browse the ACS table catalog (every 2019-2023 ACS table, offline): "
+               "python -m sage census tables --search rent")
 
 
 variables_tab, tables_tab, loaded_tab = st.tabs(["Variables", "Tables and columns", "Loaded ACS tables"])

@@ -1,9 +1,10 @@
-"""The Explore page's questions (the variable catalog, a variable's places), asked through the same layers as any
-other SQL: :func:`sage.agent.run_sql` guards it and runs it as the read-only role.  Nothing user-visible is read on
-the owner's connection, and pages hold no SQL (DESIGN.md: "No SQL ... in pages").
+"""The Explore page's questions (the variables with estimates, a variable's places), asked through the same layers
+as any other SQL: :func:`sage.agent.run_sql` guards it and runs it as the read-only role, and pages hold no SQL
+(docs/design.md: "No SQL ... in pages").  (The page's schema tab and its list of loaded ACS tables read catalog
+metadata on the owner's connection: :mod:`sage.introspect`, :func:`sage.status.loaded_tables`.)
 
-The SQL here is built from values the page got from the catalog itself; codes and levels are still checked, so a
-crafted value cannot change the statement.
+The SQL here is built from values the page got from the variable list itself; codes and levels are still checked,
+so a crafted value cannot change the statement.
 
 Example:
     >>> top_places_sql("B19013_001E", "county")[:40]
@@ -21,7 +22,7 @@ LEVELS = ("state", "county")
 #: every county fits (3,222 rows in the shipped extract); the guard still caps the query at this LIMIT
 MAX_PLACES = 4000
 
-CATALOG_SQL = """SELECT v.variable_code, v.label, v.concept, v.category, v.universe, v.vintage, v.table_id,
+VARIABLES_SQL = """SELECT v.variable_code, v.label, v.concept, v.category, v.universe, v.vintage, v.table_id,
        count(e.estimate) FILTER (WHERE g.level = 'state') AS state_rows,
        count(e.estimate) FILTER (WHERE g.level = 'county') AS county_rows
 FROM public.variables v
@@ -31,9 +32,9 @@ GROUP BY v.variable_code, v.label, v.concept, v.category, v.universe, v.vintage,
 ORDER BY v.category, v.variable_code"""
 
 
-def catalog(settings: Settings) -> Answer:
+def variable_list(settings: Settings) -> Answer:
     """The variables with estimates, with how many state and county rows each has."""
-    return run_sql(CATALOG_SQL, settings, question="(explore: variable catalog)", record=False)
+    return run_sql(VARIABLES_SQL, settings, question="(explore: variable catalog)", record=False)
 
 
 def top_places_sql(code: str, level: str) -> str:
@@ -58,4 +59,4 @@ def places(settings: Settings, code: str, level: str) -> Answer:
     return run_sql(sql, wide, question=f"(explore: {code} by {level})", record=False)
 
 
-__all__ = ["CATALOG_SQL", "LEVELS", "catalog", "places", "top_places_sql"]
+__all__ = ["LEVELS", "VARIABLES_SQL", "places", "top_places_sql", "variable_list"]
