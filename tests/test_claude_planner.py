@@ -16,7 +16,7 @@ import pytest
 
 from sage.errors import PlanningError
 from sage.planner.base import Attempt, Planner
-from sage.planner.claude import PLAN_SCHEMA, ClaudePlanner
+from sage.planner.claude import PLAN_SCHEMA, ClaudePlanner, PlanModel
 from sage.planner.prompt import FEW_SHOT_EXAMPLES, SYSTEM_PROMPT
 from sage.types import Chunk
 from sage.settings import load_settings
@@ -95,6 +95,14 @@ def test_an_unknown_hint_becomes_table_and_a_decline_is_kept(fake):
     plan = planner().plan("population of Boise city", CHUNKS)
     assert plan.declined and plan.display_hint == "table"
     assert plan.assumptions == ["No city geography."]
+
+
+def test_the_plan_model_is_lenient_where_harmless():
+    m = PlanModel.model_validate_json('{"sql": " SELECT 1 ;; ", "assumptions": " one "}')
+    assert (m.sql, m.assumptions, m.display_hint) == ("SELECT 1", ["one"], "table")
+    m = PlanModel.model_validate({"sql": "", "assumptions": [" a ", "", 3], "display_hint": "map"})
+    assert (m.sql, m.assumptions, m.display_hint) == ("", ["a", "3"], "map")
+    assert PlanModel.model_validate({"sql": "x", "assumptions": [], "displayHint": "pie"}).display_hint == "table"
 
 
 def test_thinking_blocks_are_ignored(fake):

@@ -2,12 +2,14 @@
 
 Choices, and why:
 
-* **Structured outputs** (``output_config={"format": {"type": "json_schema", ...}}``) rather than a forced tool
-  call.  The answer *is* the plan, not a pretend call to a tool nobody runs; decoding is constrained to
-  :data:`PLAN_SCHEMA`, so a reply that stopped normally is valid JSON of the right shape; and it stays valid when a
-  model thinks before answering (a forced ``tool_choice`` cannot be combined with extended thinking).  The reply is
-  still validated here (:func:`parse_plan`): a cut-off or refused answer, or a server that ignores the format,
-  becomes a ``bad_answer`` :class:`PlanningError` instead of a crash.
+* **Structured outputs** rather than a forced tool call: ``client.messages.parse(..., output_format=PlanModel)``
+  sends :class:`PlanModel`'s JSON schema (:data:`PLAN_SCHEMA`, the SDK's strict form of it) as
+  ``output_config.format`` and validates the reply into a ``PlanModel``.  The answer *is* the plan, not a pretend
+  call to a tool nobody runs; decoding is constrained to the schema, so a reply that stopped normally is valid JSON
+  of the right shape; and it stays valid when a model thinks before answering (a forced ``tool_choice`` cannot be
+  combined with extended thinking).  A refused, cut-off or empty reply is caught before it is parsed
+  (:func:`unusable_reply`, a client middleware), and one that does not validate (a server that ignores the format)
+  becomes a ``bad_answer`` :class:`PlanningError` too, never a crash.
 * **Prompt caching**: the system prompt and the worked examples are the same for every question, so they go in
   the ``system`` blocks with ``cache_control: ephemeral`` on the last one; only the retrieved context, the failed
   attempts and the question (the user message) change.
@@ -21,37 +23,84 @@ Choices, and why:
 
 from __future__ import annotations
 
-import json
 import logging
 import re
-from dataclasses import replace
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import anthropic
+import pydantic
+from anthropic import APIRequest, CallNext, transform_schema
+from anthropic._response import APIResponse
+from anthropic.types.parsed_message import ParsedMessage
 
 from ..errors import ErrorKind, PlanningError
-from ..types import Chunk
 from ..settings import Settings
-from ..types import DISPLAY_HINTS
+from ..types import DISPLAY_HINTS, Chunk, DisplayHint
 from .base import Attempt, Plan
 from .prompt import FEW_SHOT_EXAMPLES, SYSTEM_PROMPT, build_user_message, format_examples, is_internal
 
 log = logging.getLogger(__name__)
 
-#: the JSON shape every answer is decoded into (structured outputs; see ``SYSTEM_PROMPT`` # Output), written in the
-#: strict form the SDK's own ``transform_schema`` produces (an enum carries no ``type``), so it is sent as is
-PLAN_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "sql": {"type": "string", "description": 'One PostgreSQL SELECT statement, or "" when the data cannot answer.'},
-        "assumptions": {
-            "type": "array",
-            "items": {"type": "string"},
-            "description": "Short plain-English assumptions a census analyst needs to trust the answer.",
-        },
-        "displayHint": {"enum": list(DISPLAY_HINTS)},
-    },
-    "required": ["sql", "assumptions", "displayHint"],
-    "additionalProperties": False,
-}
+class PlanModel(pydantic.BaseModel):
+    """The JSON every answer is decoded into (see ``SYSTEM_PROMPT`` # Output).
+
+    Lenient where that is harmless: one string of assumptions is a list of one, empty assumptions are dropped, an
+    unknown (or missing) display hint is ``table``, ``display_hint`` is read like ``displayHint``, and SQL loses
+    surrounding whitespace and trailing semicolons.
+    """
+
+    model_config = pydantic.ConfigDict(json_schema_extra=lambda schema: _bare_schema(schema))
+
+    sql: str = pydantic.Field(description='One PostgreSQL SELECT statement, or "" when the data cannot answer.')
+    assumptions: list[str] = pydantic.Field(
+        description="Short plain-English assumptions a census analyst needs to trust the answer."
+    )
+    display_hint: DisplayHint = pydantic.Field(validation_alias=pydantic.AliasChoices("displayHint", "display_hint"))
+
+    @pydantic.model_validator(mode="before")
+    @classmethod
+    def _defaults(cls, data: Any) -> Any:
+        if isinstance(data, dict) and not ({"assumptions", "displayHint", "display_hint"} <= data.keys()):
+            data = {"assumptions": [], **data}
+            if "displayHint" not in data and "display_hint" not in data:
+                data["displayHint"] = "table"
+        return data
+
+    @pydantic.field_validator("sql")
+    @classmethod
+    def _trimmed(cls, sql: str) -> str:
+        sql = sql.strip()
+        while sql.endswith(";"):
+            sql = sql[:-1].rstrip()
+        return sql
+
+    @pydantic.field_validator("assumptions", mode="before")
+    @classmethod
+    def _as_list(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = [value]
+        if isinstance(value, list):
+            return [str(a).strip() for a in value if str(a).strip()]
+        return value  # not a list: validation fails
+
+    @pydantic.field_validator("display_hint", mode="before")
+    @classmethod
+    def _known_hint(cls, value: Any) -> Any:
+        return value if isinstance(value, str) and value in DISPLAY_HINTS else "table"
+
+
+def _bare_schema(schema: dict[str, Any]) -> None:
+    """The schema the model needs: pydantic's ``title`` of every field and the class docstring (this module's notes,
+    not the model's) only cost tokens."""
+    schema.pop("title", None)
+    schema.pop("description", None)
+    for prop in schema.get("properties", {}).values():
+        prop.pop("title", None)
+
+
+#: what ``messages.parse`` sends as ``output_config.format.schema``: :class:`PlanModel` in the SDK's strict form
+PLAN_SCHEMA: dict[str, Any] = transform_schema(pydantic.TypeAdapter(PlanModel).json_schema())
 
 #: the answer is ~100-600 tokens of JSON; the headroom covers a model that thinks before answering
 MAX_TOKENS = 4096
@@ -93,8 +142,6 @@ class ClaudePlanner:
                 f".streamlit/secrets.toml ({_OFFLINE_HINT}).",
                 kind=ErrorKind.NO_KEY,
             )
-        import anthropic  # imported here so the offline planner never pays for it
-
         self.settings = settings
         self.model = settings.model
         self.max_tokens = max_tokens
@@ -103,6 +150,7 @@ class ClaudePlanner:
             api_key=settings.anthropic_api_key,
             timeout=settings.claude_timeout_s,
             max_retries=max_retries,
+            middleware=[unusable_reply],
         )
         self._system = system_blocks()
 
@@ -112,7 +160,11 @@ class ClaudePlanner:
             question, [c for c in chunks if not is_internal(c)], error_context=list(attempts), measures=measures
         )
         response = self._call(message)
-        plan = replace(parse_plan(response), usage=usage_of(response, self.model))
+        parsed = response.parsed_output
+        if parsed is None:  # no text block at all (thinking only): unusable_reply lets none through
+            raise _bad_answer(f"no text in the reply (stop reason {response.stop_reason!r})")
+        plan = Plan(sql=parsed.sql, assumptions=list(parsed.assumptions), display_hint=parsed.display_hint,
+                    planner=self.name, usage=usage_of(response, self.model))
         log.info("claude plan: model=%s usage=%s", self.model, plan.usage)
         return plan
 
@@ -125,19 +177,19 @@ class ClaudePlanner:
             log.warning("semantic-layer measures unavailable (%s: %s)", type(exc).__name__, exc)
             return []
 
-    def _call(self, message: str):
-        import anthropic
-
+    def _call(self, message: str) -> ParsedMessage[PlanModel]:
         try:
-            return self._client.messages.create(
+            return self._client.messages.parse(
                 model=self.model,
                 max_tokens=self.max_tokens,
                 system=self._system,
                 messages=[{"role": "user", "content": message}],
-                output_config={"format": {"type": "json_schema", "schema": PLAN_SCHEMA}},
+                output_format=PlanModel,
             )
         except anthropic.APIError as exc:
             raise _planning_error(exc, self.settings) from exc
+        except pydantic.ValidationError as exc:
+            raise _not_a_plan(exc) from None
 
 
 def _api_text(exc: Any) -> str:
@@ -153,8 +205,6 @@ def _api_text(exc: Any) -> str:
 
 def _planning_error(exc: Exception, settings: Settings) -> PlanningError:
     """Map an SDK exception to a :class:`PlanningError` whose message says what to do."""
-    import anthropic
-
     detail = _api_text(exc)
     if isinstance(exc, anthropic.APITimeoutError):
         return PlanningError(
@@ -212,56 +262,42 @@ def _bad_answer(why: str, raw: str = "") -> PlanningError:
     )
 
 
-def _strip_fence(text: str) -> str:
-    m = re.fullmatch(r"\s*```(?:json)?\s*(.*?)\s*```\s*", text, re.DOTALL)
-    return m.group(1) if m else text
-
-
-def parse_plan(response: Any) -> Plan:
-    """Validate a Messages API response into a :class:`Plan`, or raise a ``bad_answer`` :class:`PlanningError`.
-
-    Accepts the structured-output text block; an unknown display hint becomes ``table``; SQL is trimmed of
-    whitespace and trailing semicolons.  Thinking blocks are ignored.
-    """
-    stop = getattr(response, "stop_reason", None)
-    blocks = getattr(response, "content", None) or []
-    text = "".join(getattr(b, "text", "") for b in blocks if getattr(b, "type", "") == "text")
+def unusable_reply(request: APIRequest, call_next: CallNext) -> APIResponse[Any]:
+    """Client middleware: a reply the model refused, cut off at the token limit or left without text is a
+    ``bad_answer``, said as such, before the SDK parses it (it would only see JSON that does not parse)."""
+    response = call_next(request)
+    if not response.http_response.is_success:
+        return response  # the SDK raises its own errors for these
+    body = response.http_response.json()
+    if not isinstance(body, dict) or body.get("type") != "message":
+        return response
+    stop = body.get("stop_reason")
+    text = "".join(b.get("text") or "" for b in body.get("content") or [] if isinstance(b, dict) and b.get("type") == "text")
     if stop == "refusal":
         raise _bad_answer("the model declined to answer", text)
     if stop == "max_tokens":
         raise _bad_answer("the answer was cut off at the token limit", text)
     if not text.strip():
         raise _bad_answer(f"no text in the reply (stop reason {stop!r})")
-    try:
-        data = json.loads(_strip_fence(text))
-    except ValueError:
-        raise _bad_answer("the reply is not JSON", text) from None
-    return plan_from_dict(data, raw=text)
+    return response
 
 
-def plan_from_dict(data: Any, raw: str = "") -> Plan:
-    """Check the JSON object against :data:`PLAN_SCHEMA` (leniently where harmless) and build the :class:`Plan`."""
-    if not isinstance(data, dict):
-        raise _bad_answer("the reply is not a JSON object", raw)
-    sql = data.get("sql")
-    if not isinstance(sql, str):
-        raise _bad_answer("the reply has no 'sql' string", raw)
-    assumptions = data.get("assumptions", [])
-    if isinstance(assumptions, str):
-        assumptions = [assumptions]
-    if not isinstance(assumptions, list):
-        raise _bad_answer("'assumptions' is not a list", raw)
-    hint = data.get("displayHint", data.get("display_hint", "table"))
-    hint = hint if isinstance(hint, str) and hint in DISPLAY_HINTS else "table"
-    sql = sql.strip()
-    while sql.endswith(";"):
-        sql = sql[:-1].rstrip()
-    return Plan(
-        sql=sql,
-        assumptions=[str(a).strip() for a in assumptions if str(a).strip()],
-        display_hint=hint,
-        planner=ClaudePlanner.name,
-    )
+def _not_a_plan(exc: pydantic.ValidationError) -> PlanningError:
+    """A reply that does not validate into a :class:`PlanModel`, said by its first problem."""
+    first = exc.errors()[0]
+    where = first["loc"][0] if first["loc"] else None
+    raw = first["input"] if first["type"] == "json_invalid" and isinstance(first["input"], str) else ""
+    if first["type"] == "json_invalid":
+        why = "the reply is not JSON"
+    elif where is None:
+        why = "the reply is not a JSON object"
+    elif where == "sql":
+        why = "the reply has no 'sql' string"
+    elif where == "assumptions":
+        why = "'assumptions' is not a list"
+    else:
+        why = f"the reply does not fit the plan ({first['msg']})"
+    return _bad_answer(why, raw or str(exc))
 
 
 def usage_of(response: Any, model: str) -> dict[str, Any]:
@@ -275,4 +311,4 @@ def usage_of(response: Any, model: str) -> dict[str, Any]:
     return usage
 
 
-__all__ = ["ClaudePlanner", "PLAN_SCHEMA", "parse_plan", "plan_from_dict", "system_blocks", "usage_of"]
+__all__ = ["PLAN_SCHEMA", "ClaudePlanner", "PlanModel", "system_blocks", "unusable_reply", "usage_of"]
