@@ -29,7 +29,7 @@ st.caption(
 def examples(expanded: bool) -> None:
     with st.expander("Example questions", expanded=expanded, icon=":material/lightbulb:"):
         cols = st.columns(len(EXAMPLES))
-        for col, (topic, questions) in zip(cols, EXAMPLES.items()):
+        for col, (topic, questions) in zip(cols, EXAMPLES.items(), strict=True):
             with col:
                 st.markdown(f"**{topic}**")
                 for i, q in enumerate(questions):

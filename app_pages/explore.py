@@ -67,8 +67,8 @@ def variables() -> None:
         ui.show_error(exc)
         return
     frame = charts.to_frame(data["columns"], data["rows"])
-    frame["label"] = [readable_label(label, concept, universe)
-                      for label, concept, universe in zip(frame["label"], frame["concept"], frame["universe"])]
+    frame["label"] = [readable_label(label, concept, universe) for label, concept, universe
+                      in zip(frame["label"], frame["concept"], frame["universe"], strict=True)]
     search_col, category_col = st.columns([3, 1])
     query = search_col.text_input("Search variables by meaning", key="explore-search",
                                   placeholder="e.g. rent, people without insurance, degrees")

@@ -123,7 +123,7 @@ def bench_overhead(settings, rounds: int) -> dict:
             resets.append(ms(t))
     finally:
         conn.close()
-    overhead = [f - b for f, b in zip(full, bare)]
+    overhead = [f - b for f, b in zip(full, bare, strict=True)]
     return {
         "queries": len(queries),
         "bare_p50_ms": percentile(bare, 50),

@@ -17,10 +17,19 @@ from typing import Any
 from . import db, execute, guard, querylog
 from .answer import Answer
 from .census.codes import ACS_VARIABLE
-from .errors import DatabaseError, ErrorKind, ExecutionError, GuardError, NotSetUpError, PlanningError, QuestionError, SageError
+from .errors import (
+    DatabaseError,
+    ErrorKind,
+    ExecutionError,
+    GuardError,
+    NotSetUpError,
+    PlanningError,
+    QuestionError,
+    SageError,
+)
 from .planner.base import Attempt, Plan, Planner
-from .settings import Settings
 from .retrieve import retrieve
+from .settings import Settings
 from .types import Chunk, StageProgress
 
 log = logging.getLogger(__name__)
@@ -35,7 +44,8 @@ def validate_question(question: Any, settings: Settings) -> str:
         raise QuestionError("The question must be text.", kind=ErrorKind.QUESTION_TYPE)
     text = " ".join(question.split())
     if not text:
-        raise QuestionError("Type a question first, for example: “Top 5 most populous states”.", kind=ErrorKind.QUESTION_EMPTY)
+        raise QuestionError("Type a question first, for example: “Top 5 most populous states”.",
+                            kind=ErrorKind.QUESTION_EMPTY)
     if len(text) > settings.max_question_chars:
         raise QuestionError(
             f"The question is {len(text):,} characters long; the limit is {settings.max_question_chars:,} "

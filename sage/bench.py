@@ -13,6 +13,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from .settings import PROJECT_ROOT, Settings
 from .timing import percentile
@@ -52,7 +53,7 @@ def stage_latencies(settings: Settings, questions: list[str], repeat: int = 3, p
 
 def setup_times() -> dict:
     """First setup on a fresh data directory, then a second one (both in a child process, as a user runs them)."""
-    out = {}
+    out: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="sage-bench-") as tmp:
         env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL",)}
         env["SAGE_DATA_DIR"] = str(Path(tmp) / "pgdata")
@@ -80,14 +81,15 @@ def run_bench(settings: Settings, file: Path | None = None, repeat: int = 3, pla
         questions = [json.loads(line)["question"] for line in file.read_text().splitlines() if line.strip()]
     else:
         questions = list(SAMPLE_QUESTIONS)
-    data = {"planner": planner or settings.effective_planner}
+    data: dict[str, Any] = {"planner": planner or settings.effective_planner}
     data.update(stage_latencies(settings, questions, repeat=repeat, planner=planner))
     data["setup"] = setup_times()
     return data
 
 
 def format_table(data: dict) -> str:
-    lines = [f"planner {data['planner']}: {data['answered']}/{data['runs']} answered over {data['questions']} questions",
+    lines = [f"planner {data['planner']}: {data['answered']}/{data['runs']} answered over {data['questions']} "
+             "questions",
              f"{'stage':<10} {'p50 ms':>10} {'p95 ms':>10}"]
     for stage, v in data["stages_ms"].items():
         lines.append(f"{stage:<10} {v['p50']:>10.1f} {v['p95']:>10.1f}")

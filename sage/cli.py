@@ -10,9 +10,10 @@ import argparse
 import json
 import logging
 import sys
+from collections.abc import Sequence
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from .answer import Answer
 from .errors import SageError
@@ -137,15 +138,16 @@ def _print_answer(answer: Answer) -> None:
     print(answer.sql)
     print()
     widths = [max(len(str(c)), *(len(_fmt(row[i])) for row in r.rows[:50])) for i, c in enumerate(r.columns)]
-    print("  ".join(str(c).ljust(w) for c, w in zip(r.columns, widths)))
+    print("  ".join(str(c).ljust(w) for c, w in zip(r.columns, widths, strict=True)))
     for row in r.rows[:50]:
-        print("  ".join(_fmt(v).ljust(w) for v, w in zip(row, widths)))
+        print("  ".join(_fmt(v).ljust(w) for v, w in zip(row, widths, strict=True)))
     if r.row_count > 50 or r.truncated:
         print(f"... {r.row_count} rows{' (truncated)' if r.truncated else ''}")
     print()
     for a in answer.assumptions:
         print(f"- {a}")
-    print(f"[{answer.planner}, {answer.tries} tr{'y' if answer.tries == 1 else 'ies'}, {answer.timings_ms.get('total', 0):.0f} ms]")
+    tries = f"{answer.tries} tr{'y' if answer.tries == 1 else 'ies'}"
+    print(f"[{answer.planner}, {tries}, {answer.timings_ms.get('total', 0):.0f} ms]")
 
 
 def _fmt(v) -> str:

@@ -18,11 +18,14 @@ from __future__ import annotations
 import logging
 import threading
 import warnings
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Any
 
 import psycopg
+from psycopg import sql as pgsql
+from psycopg.abc import Params
 
 from .errors import DatabaseError, ErrorKind, NotSetUpError
 from .settings import Settings, redact_url, with_user
@@ -166,15 +169,33 @@ def engine(settings: Settings):
         eng = _engines.get(url)
         if eng is None:
             sa_url = "postgresql+psycopg://" + url.split("://", 1)[1]
-            eng = sqlalchemy.create_engine(sa_url, pool_pre_ping=True, connect_args={"connect_timeout": CONNECT_TIMEOUT_S})
+            eng = sqlalchemy.create_engine(sa_url, pool_pre_ping=True,
+                                           connect_args={"connect_timeout": CONNECT_TIMEOUT_S})
             _engines[url] = eng
     return eng
 
 
-def server_info(settings: Settings) -> dict:
+#: a statement the product writes itself (never planned SQL: that goes through the guard and :mod:`sage.execute`)
+Query = str | pgsql.SQL | pgsql.Composed
+
+
+def one_row(conn: psycopg.Connection[Any], query: Query, params: Params | None = None) -> tuple[Any, ...]:
+    """The one row ``query`` always returns (``SELECT count(*)``, ``SELECT to_regclass(...)``, ``SHOW``)."""
+    row = conn.execute(query, params).fetchone()
+    if row is None:  # pragma: no cover - such a query always returns a row
+        raise DatabaseError("The database returned no row where it always returns one.", detail=str(query))
+    return row
+
+
+def scalar(conn: psycopg.Connection[Any], query: Query, params: Params | None = None) -> Any:
+    """The first value of :func:`one_row`."""
+    return one_row(conn, query, params)[0]
+
+
+def server_info(settings: Settings) -> dict[str, Any]:
     """What the Status page and `status` show: embedded or not, where, and the server version."""
     with owner(settings) as conn:
-        version = conn.execute("SHOW server_version").fetchone()[0]
+        version = scalar(conn, "SHOW server_version")
         has_vector = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
     return {
         "embedded": settings.embedded,
@@ -184,10 +205,9 @@ def server_info(settings: Settings) -> dict:
     }
 
 
-def require_setup(conn: psycopg.Connection) -> None:
+def require_setup(conn: psycopg.Connection[Any]) -> None:
     """Raise :class:`NotSetUpError` unless the census tables exist."""
-    row = conn.execute("SELECT to_regclass('public.estimates'), to_regclass('sage.schema_embeddings')").fetchone()
-    if row[0] is None:
+    if scalar(conn, "SELECT to_regclass('public.estimates')") is None:
         raise NotSetUpError("The census tables are not there yet: run `python -m sage setup` first.")
 
 
@@ -198,7 +218,9 @@ __all__ = [
     "engine",
     "owner",
     "reader_connect",
+    "one_row",
     "reader_url",
     "require_setup",
+    "scalar",
     "server_info",
 ]

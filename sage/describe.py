@@ -18,6 +18,7 @@ from pathlib import Path
 
 import psycopg
 
+from .db import one_row
 from .errors import RetrievalError
 from .introspect import Column, Table
 
@@ -191,7 +192,8 @@ def load_aliases(path: Path = ALIASES_FILE) -> dict[str, tuple[str, ...]]:
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError) as exc:
-        raise RetrievalError(f"The alias file {path.name} could not be read ({exc}); restore it from the project.") from exc
+        raise RetrievalError(
+            f"The alias file {path.name} could not be read ({exc}); restore it from the project.") from exc
     return {str(k).strip(): tuple(str(w).strip() for w in v or ()) for k, v in data.items()}
 
 
@@ -223,9 +225,9 @@ def load_variables(conn: psycopg.Connection) -> list[VariableInfo]:
 
     A database without the census tables (any other PostgreSQL) simply has no variables.
     """
-    present = conn.execute(
-        "SELECT to_regclass('public.variables'), to_regclass('public.estimates'), to_regclass('public.geography')"
-    ).fetchone()
+    present = one_row(
+        conn, "SELECT to_regclass('public.variables'), to_regclass('public.estimates'), to_regclass('public.geography')"
+    )
     if not all(present):
         return []
     rows = conn.execute(_VARIABLES_SQL).fetchall()
@@ -259,8 +261,8 @@ def _link(variables: list[VariableInfo]) -> None:
         steps = tuple(_label_steps(var.label))
         if var.statistic != "count" or len(steps) < 2 or var.code == "B01003_001E":
             continue
-        ancestors = [by_path.get((var.table_id, steps[:cut])) for cut in range(len(steps) - 1, 0, -1)]
-        ancestors = [a for a in ancestors if a is not None and a.vintage == var.vintage]
+        paths = [by_path.get((var.table_id, steps[:cut])) for cut in range(len(steps) - 1, 0, -1)]
+        ancestors = [a for a in paths if a is not None and a.vintage == var.vintage]
         if not ancestors and (var.universe or "").strip().lower() == "total population":
             population = by_code.get("B01003_001E")
             if population is not None and population.vintage == var.vintage:

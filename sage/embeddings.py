@@ -19,8 +19,9 @@ import hashlib
 import logging
 import os
 import threading
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol, Sequence, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from .errors import EmbeddingError
 from .settings import Settings
@@ -156,7 +157,8 @@ class BundledMiniLM:
             try:
                 hidden = self._session.run(None, feeds)[0]
             except Exception as exc:
-                raise EmbeddingError(f"The embedding model failed to run ({type(exc).__name__}).", detail=str(exc)) from exc
+                raise EmbeddingError(f"The embedding model failed to run ({type(exc).__name__}).",
+                                     detail=str(exc)) from exc
             weights = mask[..., None].astype(np.float32)
             pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
             pooled /= np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
@@ -203,7 +205,8 @@ class FastEmbedProvider:
         try:
             vectors = np.array(list(self._model.embed(texts, batch_size=BATCH_SIZE)), dtype=np.float32)
         except Exception as exc:
-            raise EmbeddingError(f"The embedding model {self.name} failed to run ({type(exc).__name__}).", detail=str(exc)) from exc
+            raise EmbeddingError(f"The embedding model {self.name} failed to run ({type(exc).__name__}).",
+                                 detail=str(exc)) from exc
         vectors /= np.clip(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12, None)
         return vectors.tolist()
 

@@ -13,10 +13,11 @@ import json
 import math
 import time
 from collections import defaultdict
+from collections.abc import Callable, Sequence
 from decimal import Decimal
 from itertools import product
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from . import agent, execute, guard
 from .census.codes import variable_codes
@@ -75,7 +76,7 @@ def _sort_key(v: Any):
 
 
 def _multiset_equal(a: list[Any], b: list[Any]) -> bool:
-    return all(values_equal(x, y) for x, y in zip(sorted(a, key=_sort_key), sorted(b, key=_sort_key)))
+    return all(values_equal(x, y) for x, y in zip(sorted(a, key=_sort_key), sorted(b, key=_sort_key), strict=True))
 
 
 def _rows_match(gold_rows, pred_rows, mapping: Sequence[int]) -> bool:
@@ -117,7 +118,10 @@ def compare_results(
         cands = []
         for k in range(len(pred_cols)):
             pcol = _column(pred_rows, k)
-            same = all(values_equal(x, y) for x, y in zip(gcol, pcol)) if ordered else _multiset_equal(gcol, pcol)
+            if ordered:
+                same = all(values_equal(x, y) for x, y in zip(gcol, pcol, strict=True))
+            else:
+                same = _multiset_equal(gcol, pcol)
             if same:
                 cands.append(k)
         if not cands:

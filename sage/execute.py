@@ -190,8 +190,9 @@ def _cost_gate(cur: psycopg.Cursor, sql: str, cost_limit: float) -> None:
     EXPLAIN (never ANALYZE) only plans the statement.  The prefix is joined to SQL the guard already checked, and
     it is sent with the extended protocol, so a second statement could not ride along even if the guard failed.
     """
-    cur.execute("EXPLAIN (FORMAT JSON) " + sql, prepare=True)
-    plan = cur.fetchone()[0][0]["Plan"]
+    row = cur.execute("EXPLAIN (FORMAT JSON) " + sql, prepare=True).fetchone()
+    assert row is not None, "EXPLAIN always returns the plan"
+    plan = row[0][0]["Plan"]
     cost = float(plan.get("Total Cost", 0))
     if cost > cost_limit:
         raise _CostTooHigh(cost, cost_limit)
@@ -238,7 +239,7 @@ def _describe_unnamed(conn: psycopg.Connection) -> list[str]:
     res = conn.pgconn.describe_prepared(b"")
     if res.status != psycopg.pq.ExecStatus.COMMAND_OK:
         return []
-    return [res.fname(i).decode(conn.info.encoding or "utf-8", "replace") for i in range(res.nfields)]
+    return [(res.fname(i) or b"").decode(conn.info.encoding or "utf-8", "replace") for i in range(res.nfields)]
 
 
 def _rollback(conn: psycopg.Connection) -> None:

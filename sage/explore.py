@@ -13,8 +13,8 @@ Example:
 
 from __future__ import annotations
 
-from .census.codes import is_variable_code
 from .agent import Answer, run_sql
+from .census.codes import is_variable_code
 from .errors import ErrorKind, QuestionError
 from .settings import Settings
 

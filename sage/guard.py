@@ -247,18 +247,18 @@ def _check(sql: str, max_rows: int) -> Guarded:
     if not sql.strip():
         raise _Reject("no SQL was given", policy=False)
 
-    raw = _parse_one_select(sql)
-    _Walker(sql).run(raw.stmt)
+    raw, stmt = _parse_one_select(sql)
+    _Walker(sql).run(stmt)
     _sqlglot_opinion(sql)
 
-    limit, capped = _apply_limit(raw.stmt, max_rows)
+    limit, capped = _apply_limit(stmt, max_rows)
     text = _deparse(raw)
 
     # the text that will run is checked again, exactly like user input: what PostgreSQL parses is what was
     # approved, and a user who edits and re-runs the shown SQL gets the same verdict
-    again = _parse_one_select(text)
-    tables = _Walker(text).run(again.stmt)
-    final_limit = _limit_of(again.stmt)
+    _, again = _parse_one_select(text)
+    tables = _Walker(text).run(again)
+    final_limit = _limit_of(again)
     if final_limit is None or final_limit > max_rows:
         raise _Reject("the SQL could not be checked, so it was not run", policy=False)
     return Guarded(sql=text, tables=tables, limit=limit, original=sql, capped=capped)
@@ -289,7 +289,7 @@ def pretty(sql: str) -> str:
         return sql
 
 
-def _parse_one_select(sql: str) -> ast.RawStmt:
+def _parse_one_select(sql: str) -> tuple[ast.RawStmt, ast.SelectStmt]:
     """PostgreSQL's grammar must find exactly one SELECT (without INTO)."""
     try:
         stmts = pglast.parse_sql(sql)
@@ -305,7 +305,7 @@ def _parse_one_select(sql: str) -> ast.RawStmt:
         raise _Reject(f"only SELECT statements are allowed (this is {_statement_name(stmt)})")
     if stmt.intoClause is not None:
         raise _Reject(_NODE_WORDS["IntoClause"])
-    return stmts[0]
+    return stmts[0], stmt
 
 
 #: statement node names that do not read well when split into words
@@ -323,7 +323,7 @@ _STATEMENT_WORDS = {
 }
 
 
-def _statement_name(stmt: ast.Node) -> str:
+def _statement_name(stmt: ast.Node | None) -> str:
     """``DeleteStmt`` -> ``DELETE``, ``CreateTableAsStmt`` -> ``CREATE TABLE AS`` (for the refusal message)."""
     name = type(stmt).__name__
     if name in _STATEMENT_WORDS:
@@ -372,7 +372,7 @@ class _Walker:
         self.children(node, scope)
 
     def children(self, node: ast.Node, scope: frozenset[str], skip: tuple[str, ...] = ()) -> None:
-        for attr in type(node).__slots__:
+        for attr in node:  # the node's own attributes (its class's __slots__)
             if attr in skip:
                 continue
             value = getattr(node, attr, None)
@@ -401,6 +401,8 @@ class _Walker:
                 # a non-recursive CTE sees the CTEs listed before it, never itself
                 self.walk(cte.ctequery, inner)
                 self.walk(cte.aliascolnames, inner)
+                if not cte.ctename:  # the grammar always names one; fail closed if not
+                    raise _Reject("the SQL could not be checked, so it was not run", policy=False)
                 inner = inner | {cte.ctename}
         self.children(node, inner, skip=("withClause", "intoClause", "lockingClause"))
         return True
@@ -419,7 +421,7 @@ class _Walker:
         raise _not_available(name)
 
     def _FuncCall(self, node: ast.FuncCall, scope: frozenset[str]) -> bool:
-        names = [n.sval for n in node.funcname]
+        names = [n.sval for n in node.funcname or ()]
         written = self._source_at(node.location)
         if len(names) == 2 and names[0] == "pg_catalog" and _leading_word(written) in _GRAMMAR_KEYWORDS:
             # EXTRACT(...), SUBSTRING(... FROM ...), TRIM(...), AT TIME ZONE, x LIKE y ESCAPE z...: the grammar
@@ -511,7 +513,7 @@ def _sqlglot_opinion(sql: str) -> None:
     root = statements[0]
     if not isinstance(root, (exp.Select, exp.SetOperation, exp.Subquery, exp.Values)):
         raise _Reject("only SELECT statements are allowed")
-    cte_names = {_ident(cte.args.get("alias").this) for cte in root.find_all(exp.CTE) if cte.args.get("alias")}
+    cte_names = {_ident(alias.this) for cte in root.find_all(exp.CTE) if (alias := cte.args.get("alias"))}
     for node in root.walk():
         if isinstance(node, _SQLGLOT_FORBIDDEN):
             raise _Reject(f"only SELECT statements are allowed ({node.key.upper()} found inside)")
@@ -555,8 +557,12 @@ def _limit_of(stmt: ast.SelectStmt) -> float | None:
         return None
     val = count.val
     if isinstance(val, ast.Integer):
+        if val.ival is None:  # never from the parser: refuse rather than guess
+            raise _Reject("the SQL could not be checked, so it was not run", policy=False)
         return val.ival if val.ival >= 0 else None
     if isinstance(val, ast.Float):
+        if val.fval is None:  # never from the parser: refuse rather than guess
+            raise _Reject("the SQL could not be checked, so it was not run", policy=False)
         try:
             number = float(val.fval)
         except ValueError:

@@ -187,8 +187,9 @@ def index_schema(
                                model = EXCLUDED.model, dimension = EXCLUDED.dimension,
                                embedding = EXCLUDED.embedding, indexed_at = now()""",
                         [
-                            (t, r, c, wanted[(t, r)], provider.name, provider.dimension, np.asarray(v, dtype=np.float32))
-                            for (t, r, c), v in zip(todo, vectors)
+                            (t, r, c, wanted[(t, r)], provider.name, provider.dimension,
+                             np.asarray(v, dtype=np.float32))
+                            for (t, r, c), v in zip(todo, vectors, strict=True)
                         ],
                     )
         progress("writing the index", 1, 1)
@@ -211,9 +212,10 @@ def index_schema(
 def index_status(settings: Settings) -> dict:
     """``{"chunks": n, "model": name or None}`` for ``status`` (0 and None before setup)."""
     with db.owner(settings) as conn:
-        if not conn.execute("SELECT to_regclass('sage.schema_embeddings')").fetchone()[0]:
+        if not db.scalar(conn, "SELECT to_regclass('sage.schema_embeddings')"):
             return {"chunks": 0, "model": None}
-        rows = conn.execute("SELECT model, count(*) FROM sage.schema_embeddings GROUP BY model ORDER BY 2 DESC").fetchall()
+        rows = conn.execute(
+            "SELECT model, count(*) FROM sage.schema_embeddings GROUP BY model ORDER BY 2 DESC").fetchall()
     return {"chunks": sum(n for _, n in rows), "model": rows[0][0] if rows else None}
 
 

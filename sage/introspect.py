@@ -8,8 +8,9 @@ the system schemas are never described: the planner must not see them.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 #: schemas that are never introspected, whatever the caller asks for
 EXCLUDED_SCHEMAS = ("sage", "pg_catalog", "information_schema", "pg_toast")
@@ -129,7 +130,7 @@ class _cursor:
 
     def __init__(self, engine: Any) -> None:
         self._engine = engine
-        self._owned = None
+        self._owned: Any = None  # a SQLAlchemy connection borrowed from an engine
 
     def __enter__(self):
         import psycopg

@@ -239,7 +239,7 @@ def _with_denominators(conn: psycopg.Connection, chunks: list[Chunk], model: str
     development questions and 0.941 -> 0.971 on a second set written apart from them; top-1 cannot drop (the
     first chunk never moves).
     """
-    wanted = {}
+    wanted: dict[str, str] = {}
     for c in chunks:
         if c.object_type == "variable":
             match = _DENOMINATOR.search(c.content)

@@ -12,9 +12,10 @@ from __future__ import annotations
 import dataclasses
 import os
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 from urllib.parse import parse_qs, quote, urlsplit, urlunsplit
 
 import platformdirs
@@ -76,7 +77,7 @@ class Settings:
             return "claude" if self.anthropic_api_key else "offline"
         return self.planner
 
-    def replace(self, **changes: Any) -> "Settings":
+    def replace(self, **changes: Any) -> Settings:
         return dataclasses.replace(self, **changes)
 
     def public(self) -> dict[str, Any]:
@@ -165,7 +166,7 @@ def load_settings(
     """
     environ = os.environ if environ is None else environ
     secrets = _read_secrets(secrets_path or PROJECT_ROOT / ".streamlit" / "secrets.toml")
-    hints = {f.name: f.type for f in dataclasses.fields(Settings)}
+    hints = {f.name: str(f.type) for f in dataclasses.fields(Settings)}  # annotations are strings here
     values: dict[str, Any] = {}
     for name, env in _ENV_FOR.items():
         raw = environ.get(env)

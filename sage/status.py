@@ -116,7 +116,7 @@ def loaded_tables(settings: Settings) -> list[dict[str, Any]]:
     """
     with db.owner(settings) as conn:
         db.require_setup(conn)
-        has_book = conn.execute("SELECT to_regclass('sage.census_tables')").fetchone()[0] is not None
+        has_book = db.scalar(conn, "SELECT to_regclass('sage.census_tables')") is not None
         book = (
             "LEFT JOIN sage.census_tables ct ON ct.table_id = s.table_id"
             if has_book
@@ -136,7 +136,7 @@ def loaded_tables(settings: Settings) -> list[dict[str, Any]]:
             (SHIPPED,),
         ).fetchall()
     keys = ("table_id", "vintage", "variables", "rows", "source", "concept", "category", "loaded_at")
-    return [dict(zip(keys, r)) for r in rows]
+    return [dict(zip(keys, r, strict=True)) for r in rows]
 
 
 __all__ = ["DatabaseInfo", "IndexInfo", "StatusInfo", "VintageInfo", "loaded_tables", "status"]

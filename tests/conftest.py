@@ -13,7 +13,6 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
-
 import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing may download during tests

@@ -120,7 +120,7 @@ class FakeAnthropic:
         self._thread: threading.Thread | None = None
 
     # -- scripting -------------------------------------------------------------------------------------------------
-    def enqueue(self, *replies: Reply) -> "FakeAnthropic":
+    def enqueue(self, *replies: Reply) -> FakeAnthropic:
         with self._lock:
             self._queue.extend(replies)
         return self
@@ -141,7 +141,7 @@ class FakeAnthropic:
         host, port = self._server.server_address[:2]
         return f"http://{host}:{port}"
 
-    def start(self) -> "FakeAnthropic":
+    def start(self) -> FakeAnthropic:
         handler = _make_handler(self)
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._server.daemon_threads = True
@@ -159,7 +159,7 @@ class FakeAnthropic:
         if self._thread is not None:
             self._thread.join(timeout=5)
 
-    def __enter__(self) -> "FakeAnthropic":
+    def __enter__(self) -> FakeAnthropic:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

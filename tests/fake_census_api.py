@@ -194,7 +194,7 @@ class FakeData:
                     out[p.geo_id] = {
                         c: (e, m if m is not None else ("-555555555" if c in CONTROLLED
                                                         else self._synthetic_margin(rng, kinds[c], e)))
-                        for c, (e, m) in zip(codes, have)
+                        for c, (e, m) in zip(codes, have, strict=True)
                     }
                 elif len(codes) == 1:  # a median the Bureau could not compute: what the API sends
                     out[p.geo_id] = {codes[0]: ("-666666666", "-222222222")}
@@ -238,7 +238,7 @@ class FakeData:
                        if p and p.state == place.state]
         else:
             members = []
-        for code, label in table.lines:
+        for code, _label in table.lines:
             kind = kinds[code]
             parent = parents[code]
             if members:
@@ -268,7 +268,7 @@ class FakeData:
             if kind == "count" and not members and children[code] and values.get(code) is not None:
                 self._split(values[code], children[code], values, rng)
         out: dict[str, tuple[str, str]] = {}
-        for code, label in table.lines:
+        for code, _label in table.lines:
             v = values.get(code)
             kind = kinds[code]
             if v is None:
@@ -302,7 +302,7 @@ class FakeData:
         rest = int(total) - sum(parts)
         for i in sorted(range(len(raw)), key=lambda i: raw[i] - parts[i], reverse=True)[:rest]:
             parts[i] += 1
-        for c, v in zip(children, parts):
+        for c, v in zip(children, parts, strict=True):
             values[c] = v
 
 
@@ -325,7 +325,7 @@ class FakeCensusApi:
         self._thread: threading.Thread | None = None
 
     # -------------------------------------------------------------- lifecycle
-    def start(self) -> "FakeCensusApi":
+    def start(self) -> FakeCensusApi:
         handler = type("Handler", (_Handler,), {"fake": self})
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._server.daemon_threads = True
@@ -339,7 +339,7 @@ class FakeCensusApi:
             self._server.server_close()
             self._server = None
 
-    def __enter__(self) -> "FakeCensusApi":
+    def __enter__(self) -> FakeCensusApi:
         return self.start()
 
     def __exit__(self, *exc) -> None:

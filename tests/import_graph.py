@@ -65,12 +65,12 @@ def _with_parents(name: str) -> list[str]:
     return out
 
 
-def imports_of(name: str, path: Path, known: dict[str, Path]) -> list[Edge]:
+def imports_of(name: str, path: Path, known: dict[str, Path], root: Path = ROOT) -> list[Edge]:
     """The imports of one module that lead to modules of the package."""
     tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
     is_package = path.name == "__init__.py"
     here = name if is_package else name.rpartition(".")[0]
-    rel = str(path.relative_to(ROOT))
+    rel = str(path.relative_to(root))
     own = set(_with_parents(name))
     edges: set[Edge] = set()
     for node in ast.walk(tree):
@@ -100,7 +100,7 @@ def imports_of(name: str, path: Path, known: dict[str, Path]) -> list[Edge]:
 
 def graph(root: Path = ROOT, package: str = PACKAGE) -> tuple[dict[str, set[str]], list[Edge]]:
     known = modules(root, package)
-    edges = [e for name, path in known.items() for e in imports_of(name, path, known)]
+    edges = [e for name, path in known.items() for e in imports_of(name, path, known, root)]
     adjacency: dict[str, set[str]] = {name: set() for name in known}
     for e in edges:
         adjacency[e.source].add(e.target)

@@ -72,7 +72,8 @@ def test_attempts_are_bounded(settings):
 
 
 def test_empty_sql_means_cannot_answer(settings):
-    planner = ScriptedPlanner([Plan("", ["No city-level data: only states and counties."], suggestions=["Population of Travis County, TX"])])
+    planner = ScriptedPlanner([Plan("", ["No city-level data: only states and counties."],
+                                    suggestions=["Population of Travis County, TX"])])
     answer = agent.ask("population of Austin", settings, planner=planner, record=False)
     assert answer.declined and not answer.answered and answer.outcome is Outcome.DECLINED
     assert answer.error is None and answer.decline.startswith("No city-level data")
@@ -98,7 +99,8 @@ def test_questions_are_validated(settings, question, kind):
 def test_every_answer_is_logged(settings):
     planner = ScriptedPlanner([Plan(GOOD_SQL, ["a"], "bar")])
     answered = agent.ask("biggest states by population (log test)", settings, planner=planner)
-    declined = agent.ask("population of a city (log test)", settings, planner=ScriptedPlanner([Plan("", ["no cities"])]))
+    declined = agent.ask("population of a city (log test)", settings,
+                         planner=ScriptedPlanner([Plan("", ["no cities"])]))
     rows = querylog.recent(settings, search="(log test)")
     assert [r.id for r in rows] == [declined.id, answered.id]
     assert [r.outcome for r in rows] == ["declined", "answered"]

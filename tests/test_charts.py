@@ -220,7 +220,8 @@ def test_map_from_state_names_alone():
 
 
 def test_skewed_counts_get_a_quantile_colour_scale():
-    rows = [[f"0400000US{f:02d}", f"S{f}", v] for f, v in zip(range(1, 13), [1, 2, 2, 3, 3, 3, 4, 4, 5, 5, 6, 900])]
+    values = [1, 2, 2, 3, 3, 3, 4, 4, 5, 5, 6, 900]
+    rows = [[f"0400000US{f:02d}", f"S{f}", v] for f, v in zip(range(1, 13), values, strict=True)]
     d = spec_of(charts.build(["geo_id", "state_name", "people"], rows, "map"))
     assert d["encoding"]["color"]["condition"]["scale"]["type"] == "quantile"
 

@@ -18,8 +18,8 @@ from sage.errors import PlanningError
 from sage.planner.base import Attempt, Planner
 from sage.planner.claude import PLAN_SCHEMA, ClaudePlanner, PlanModel
 from sage.planner.prompt import FEW_SHOT_EXAMPLES, SYSTEM_PROMPT
-from sage.types import Chunk
 from sage.settings import load_settings
+from sage.types import Chunk
 from tests.fake_anthropic import FakeAnthropic, error_reply, reply_content, reply_plan, reply_text, slow
 
 FAKE_KEY = "sk-ant-test-fake-key-0123456789"

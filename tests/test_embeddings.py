@@ -10,7 +10,6 @@ import pytest
 from sage import embeddings
 from sage.embeddings import BundledMiniLM, EmbeddingProvider, FastEmbedProvider, get_provider
 from sage.errors import EmbeddingError
-
 from tests.conftest import make_settings
 
 
@@ -20,7 +19,7 @@ def minilm() -> BundledMiniLM:
 
 
 def _cos(a, b):
-    return sum(x * y for x, y in zip(a, b))
+    return sum(x * y for x, y in zip(a, b, strict=True))
 
 
 def test_bundled_model_is_the_default_and_cached(minilm):
@@ -50,7 +49,7 @@ def test_meaning_drives_similarity(minilm):
 def test_batch_and_single_agree(minilm):
     texts = ["short", "a somewhat longer sentence about commuting to work by bus", "poverty rate by county"]
     batch = minilm.embed(texts)
-    for text, vec in zip(texts, batch):
+    for text, vec in zip(texts, batch, strict=True):
         assert _cos(minilm.embed([text])[0], vec) > 0.999  # padding never leaks into the mean
 
 

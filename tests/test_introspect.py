@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import psycopg
 import pytest
 import sqlalchemy

@@ -208,7 +208,7 @@ def test_threshold_result_is_complete(planner, settings):
 def test_two_measures_and_a_threshold_on_counties(planner, settings):
     res = run(planner.plan("counties with over 400,000 people where the poverty rate is above 18%", []), settings)
     assert res.rows and all(float(p) > 400_000 and float(r) > 18
-                            for p, r in zip(col(res, "population"), col(res, "poverty_rate_pct")))
+                            for p, r in zip(col(res, "population"), col(res, "poverty_rate_pct"), strict=True))
 
 
 def test_compare_places(planner, settings):
@@ -546,7 +546,7 @@ def test_a_listed_measure_is_kept_next_to_one_that_supersedes_it(planner, settin
     plan = planner.plan("Marin County, CA: median household income, Gini index and per capita income", [])
     result = run(plan, settings)
     assert len(result.rows) == 1
-    row = dict(zip(result.columns, result.rows[0]))
+    row = dict(zip(result.columns, result.rows[0], strict=True))
     for column, code in (("median_household_income", "B19013_001E"), ("gini_index", "B19083_001E"),
                          ("per_capita_income", "B19301_001E")):
         assert values_equal(estimate(settings, "0500000US06041", code), row[column])

@@ -21,8 +21,8 @@ from sage.planner.prompt import (
     format_examples,
     format_schema_context,
 )
-from sage.types import DISPLAY_HINTS, Chunk
 from sage.settings import PROJECT_ROOT
+from sage.types import DISPLAY_HINTS, Chunk
 
 SHIPPED = {row["code"] for row in csv.DictReader((PROJECT_ROOT / "data" / "acs" / "variables.csv").open())}
 ANSWERED = [(q, p) for q, p in FEW_SHOT_EXAMPLES if p["sql"]]

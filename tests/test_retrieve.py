@@ -34,7 +34,6 @@ from sage.index import index_schema, index_status
 from sage.introspect import introspect
 from sage.retrieve import _alias_match, retrieve
 from sage.types import Chunk
-
 from tests.conftest import scratch_database
 
 

@@ -92,7 +92,7 @@ def _metrics(spec: ChartSpec) -> None:
     if spec.note and spec.kind == "statrow":
         st.caption(md(spec.note))
     cols = st.columns(len(spec.metrics)) if len(spec.metrics) > 1 else [st.container()]
-    for col, metric in zip(cols, spec.metrics):
+    for col, metric in zip(cols, spec.metrics, strict=False):
         with col:
             st.metric(
                 md(metric.label),

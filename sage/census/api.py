@@ -32,9 +32,10 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
-from typing import Any, Callable
+from typing import Any
 
 from ..errors import CensusApiError, ErrorKind
 from ..settings import Settings
@@ -163,7 +164,7 @@ class CensusClient:
         self.retries = 0
 
     @classmethod
-    def from_settings(cls, settings: Settings, **kw: Any) -> "CensusClient":
+    def from_settings(cls, settings: Settings, **kw: Any) -> CensusClient:
         return cls(settings.census_api_url, settings.census_api_key, **kw)
 
     def __repr__(self) -> str:  # never shows the key
@@ -256,7 +257,8 @@ class CensusClient:
         width = len(body[0])
         if any(len(r) != width for r in body[1:]):
             raise CensusApiError(
-                f"The Census Data API answered the request for {what} with rows of uneven length.", kind=ErrorKind.BAD_RESPONSE
+                f"The Census Data API answered the request for {what} with rows of uneven length.",
+                kind=ErrorKind.BAD_RESPONSE,
             )
         return body
 
@@ -313,7 +315,7 @@ class CensusClient:
             finally:
                 exc.close()
             raise self._http_error(status, headers, body, what=what, shown=shown, not_found=not_found) from None
-        except (TimeoutError, socket.timeout) as exc:
+        except TimeoutError as exc:
             raise _retryable(
                 f"The Census Data API did not answer the request for {what} within {self.timeout:g} s.",
                 ErrorKind.TIMEOUT, f"{shown}: {type(exc).__name__}",

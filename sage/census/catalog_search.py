@@ -87,27 +87,27 @@ def search_tables(settings: Settings, text: str | None, limit: int = 50) -> list
     scored = []
     for t in catalog.values():
         tid = t["table_id"].lower()
-        text = t["_text"]
+        fields = t["_text"]
         score = matched = 0
         for w, pat in patterns:
             if w == tid:
                 score += 1000
             elif tid.startswith(w) and re.fullmatch(r"[bc]\d*", w):
                 score += 100
-            elif pat.search(text["concept"]):
+            elif pat.search(fields["concept"]):
                 score += 10
-            elif pat.search(text["universe"]):
+            elif pat.search(fields["universe"]):
                 score += 4
-            elif pat.search(text["labels"]):
+            elif pat.search(fields["labels"]):
                 score += 1
             else:
                 continue
             matched += 1
         if not matched:
             continue
-        if text["concept"] == phrase:
+        if fields["concept"] == phrase:
             score += 50
-        elif text["concept"].startswith(phrase):
+        elif fields["concept"].startswith(phrase):
             score += 5
         if re.fullmatch(r"[bc]\d{5}", tid):  # B19013 before its race iterations B19013A...I
             score += 2

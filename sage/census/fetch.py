@@ -31,24 +31,25 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from datetime import date
-from typing import Any, Iterable
+from typing import Any
 
 import psycopg
 
 from .. import db
-from ..index import index_schema
 from ..errors import CensusApiError, DatabaseError, ErrorKind, SageError
+from ..index import index_schema
 from ..settings import Settings
 from ..types import StepProgress
 from . import schema
-from .codes import is_table_id
-from .semantic import load_measures
 from .api import MAX_GET_ITEMS, CensusClient, dataset_path
 from .catalog_search import acs_table_catalog
+from .codes import is_table_id
 from .download import TableData, download_table
 from .loader import SHIPPED
+from .semantic import load_measures
 
 log = logging.getLogger(__name__)
 
@@ -121,7 +122,8 @@ def resolve_tables(tables: str | Iterable[str] | None = None, preset: str | None
     if preset:
         if preset not in PRESETS:
             raise CensusApiError(
-                f"Unknown preset {preset!r}; choose one of {', '.join(sorted(PRESETS))}.", kind=ErrorKind.INVALID_ARGUMENT
+                f"Unknown preset {preset!r}; choose one of {', '.join(sorted(PRESETS))}.",
+                kind=ErrorKind.INVALID_ARGUMENT,
             )
         return list(PRESETS[preset])
     if isinstance(tables, str):
@@ -165,7 +167,8 @@ def _check_geographies(geographies: Iterable[str]) -> tuple[str, ...]:
     bad = [g for g in geos if g not in GEOGRAPHIES]
     if not geos or bad:
         raise CensusApiError(
-            f"Geographies must be state and/or county, not {', '.join(bad) or 'nothing'}.", kind=ErrorKind.INVALID_ARGUMENT
+            f"Geographies must be state and/or county, not {', '.join(bad) or 'nothing'}.",
+            kind=ErrorKind.INVALID_ARGUMENT,
         )
     return geos
 
@@ -326,12 +329,13 @@ def _write_table(conn: psycopg.Connection, data: TableData, report: TableReport,
         cur.execute("LOCK TABLE sage.census_tables IN SHARE ROW EXCLUSIVE MODE")
         prev = cur.execute("SELECT source FROM sage.census_tables WHERE table_id = %s", (meta.table_id,)).fetchone()
         report.previous_source = prev[0] if prev else None
-        old = cur.execute(
+        old = db.scalar(
+            conn,
             """SELECT coalesce(array_agg(DISTINCT v.vintage), '{}')
                FROM public.variables v JOIN public.estimates e USING (variable_code)
                WHERE v.table_id = %s""",
             (meta.table_id,),
-        ).fetchone()[0]
+        )
         other = sorted(set(old) - {vintage})
         report.replaced_vintage = ", ".join(other) or None
         cur.execute(

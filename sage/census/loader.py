@@ -20,6 +20,7 @@ from pathlib import Path
 
 import psycopg
 
+from ..db import scalar
 from ..errors import DataError, ErrorKind
 from ..types import StepProgress
 from .codes import is_variable_code
@@ -31,7 +32,8 @@ FILES = {
     "estimates": "estimates.csv.gz",
 }
 HEADERS = {
-    "geography": ["geo_id", "fips", "level", "name", "state_fips", "state_abbr", "state_name", "county_fips", "county_name"],
+    "geography": ["geo_id", "fips", "level", "name", "state_fips", "state_abbr", "state_name", "county_fips",
+                  "county_name"],
     "variables": ["code", "label", "concept", "table_id", "category", "universe", "vintage"],
     "estimates": ["geo_id", "variable_code", "estimate", "margin_error", "vintage", "source"],
 }
@@ -82,7 +84,8 @@ def _rows(path: Path, name: str):
                     raise _bad(path, lineno, f"{len(row)} fields instead of {len(header)}")
                 yield lineno, row
     except (OSError, EOFError, gzip.BadGzipFile, UnicodeDecodeError, csv.Error) as exc:
-        raise DataError(f"{path.name} could not be read ({exc}); restore it from the repository.", kind=ErrorKind.DATA_MALFORMED) from exc
+        raise DataError(f"{path.name} could not be read ({exc}); restore it from the repository.",
+                        kind=ErrorKind.DATA_MALFORMED) from exc
 
 
 def _bad(path: Path, lineno: int, what: str) -> DataError:
@@ -165,7 +168,8 @@ def read_extract(acs_dir: Path) -> Extract:
             raise _bad(path, lineno, f"margin_error {moe!r} is negative")
         ex.estimates.append((geo_id, code, est, err, source or "shipped"))
     if not ex.geography or not ex.variables or not ex.estimates:
-        raise DataError("The shipped extract is empty; restore data/acs/ from the repository.", kind=ErrorKind.DATA_MALFORMED)
+        raise DataError("The shipped extract is empty; restore data/acs/ from the repository.",
+                        kind=ErrorKind.DATA_MALFORMED)
     return ex
 
 
@@ -246,9 +250,7 @@ def load_extract(conn: psycopg.Connection, acs_dir: Path, progress: StepProgress
 def _still_loaded(conn: psycopg.Connection, ex: Extract, fetched: set[str]) -> bool:
     """True when every shipped row (outside fetched tables) is still in the database."""
     codes = sorted({v[0] for v in ex.variables if v[4] not in fetched})
-    n_geo = conn.execute("SELECT count(*) FROM public.geography").fetchone()[0]
-    n_est = conn.execute(
-        "SELECT count(*) FROM public.estimates WHERE variable_code = ANY(%s)", (codes,)
-    ).fetchone()[0]
+    n_geo = scalar(conn, "SELECT count(*) FROM public.geography")
+    n_est = scalar(conn, "SELECT count(*) FROM public.estimates WHERE variable_code = ANY(%s)", (codes,))
     expected = sum(1 for e in ex.estimates if e[1] in set(codes))
     return n_geo >= len(ex.geography) and n_est == expected

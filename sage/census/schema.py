@@ -150,7 +150,8 @@ COMMENTS = {
     "dollars of the vintage's last year, years (median age) or an index (Gini, 0-1). NULL when the Census Bureau "
     "published no estimate. Always write e.estimate in queries.",
     "public.estimates.margin_error": "The published 90% margin of error of the estimate, in the same unit; NULL where "
-    "it was not published or not loaded (most rows of the shipped extract; tables fetched from the Census API carry it).",
+    "it was not published or not loaded (most rows of the shipped extract; tables fetched from the Census API "
+    "carry it).",
     "public.estimates.source": "Where the estimate came from (a public extract, the sum of county rows, or the "
     "Census Data API).",
 }

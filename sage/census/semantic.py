@@ -19,9 +19,9 @@ import dataclasses
 import difflib
 import re
 import threading
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
 
 import psycopg
 import yaml
@@ -332,7 +332,7 @@ def load_measures(settings=None, *, refresh: bool = False) -> list[Measure]:
             sets = [states.get((c, level)) for c in m.codes]
             if all(sets):
                 levels.append(level)
-                coverage[level] = frozenset(set.intersection(*sets))
+                coverage[level] = frozenset(set.intersection(*[s for s in sets if s is not None]))
                 live = [c for c in m.codes if c not in CONTROLLED_TOTALS]
                 if live and all(moe_full.get((c, level), False) for c in live):
                     moe_levels.append(level)

@@ -87,10 +87,10 @@ class SetupReport:
         }
 
 
-def reader_role_sql(dbname: str, password: str | None, timeout_ms: int) -> list[str]:
+def reader_role_sql(dbname: str, password: str | None, timeout_ms: int) -> list[pgsql.SQL | pgsql.Composed]:
     """The statements that create and confine the reader role (also printed for administrators)."""
     role = pgsql.Identifier(db.READER_ROLE)
-    stmts = [
+    stmts: list[pgsql.SQL | pgsql.Composed] = [
         pgsql.SQL(
             "DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = {name}) THEN "
             "CREATE ROLE {role} LOGIN; END IF; END $$"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Final
 
 import altair as alt
 import pandas as pd
@@ -33,7 +33,7 @@ MAX_ZOOM_STATES = 3
 
 #: the colour of places with no value on a map (bars take the theme's first chart colour)
 NO_DATA_COLOR = "#e4e7ec"
-MAP_SCHEME = "blues"
+MAP_SCHEME: Final = "blues"
 
 
 @dataclass(frozen=True)
@@ -50,10 +50,10 @@ class Metric:
 class ChartSpec:
     """What to draw for a result.
 
-    ``kind`` is what will be drawn (one of :data:`~sage.types.DISPLAY_HINTS`), ``hint`` what the planner asked for; when they differ,
-    ``fallback_reason`` says why in words a user can read.  ``chart`` is an Altair chart for bar/grouped/map,
-    ``metrics`` the numbers for big/statrow.  ``note`` carries remarks that are not a fallback (a measure left out
-    of a map, places the map cannot draw).
+    ``kind`` is what will be drawn (one of :data:`~sage.types.DISPLAY_HINTS`), ``hint`` what the planner asked
+    for; when they differ, ``fallback_reason`` says why in words a user can read.  ``chart`` is an Altair chart for
+    bar/grouped/map, ``metrics`` the numbers for big/statrow.  ``note`` carries remarks that are not a fallback (a
+    measure left out of a map, places the map cannot draw).
     """
 
     kind: str
@@ -226,8 +226,10 @@ def _order(data: pd.DataFrame, field_name: str) -> list[str]:
     return ordered["place"].tolist()
 
 
-def _bar_chart(data: pd.DataFrame, f: str, measure_title: str, label_title: str, unit: str, *, has_moe: bool,
-               title: str | None, axis_labels: bool = True, sort: list[str] | None = None) -> alt.TopLevelMixin:
+def _bar_chart(
+    data: pd.DataFrame, f: str, measure_title: str, label_title: str, unit: str, *, has_moe: bool, title: str | None,
+    axis_labels: bool = True, sort: list[str] | None = None,
+) -> alt.LayerChart | alt.FacetChart:
     """Horizontal bars with their values written on them.
 
     Long bars carry their value inside (white, at the end), short ones just after it, so the labels fit however
@@ -321,7 +323,7 @@ def _grouped(shape: Shape, hint: str, title: str | None) -> ChartSpec:
 
 
 def _grouped_chart(long: pd.DataFrame, unit: str, label_title: str, value_title: str | None, title: str | None,
-                   order: list[str] | None = None) -> alt.TopLevelMixin:
+                   order: list[str] | None = None) -> alt.Chart:
     fmt = d3_format(unit, long["value"])
     if order is None:
         totals = long.groupby("place", sort=False)["value"].max().sort_values(ascending=False)
@@ -352,7 +354,7 @@ def _map(shape: Shape, hint: str, title: str | None) -> ChartSpec:
     """A choropleth of the first measure over states or counties, joined on FIPS to the shipped TopoJSON."""
     codes, level = fips_codes(shape.frame)
     n = len(shape.frame)
-    if codes is None:
+    if codes is None or level is None:  # (both or neither)
         reason = "The result has no FIPS code or GEOID to place it on a map"
         if shape.label and 1 < n <= MAX_BARS:
             return _fallback(_bar(shape, hint, title), reason + ": showing a bar chart.")

@@ -43,7 +43,7 @@ def fips_codes(frame: pd.DataFrame) -> tuple[list[str | None] | None, str | None
         if "county_fips" in cols:
             codes = [
                 f"{_fips_text(s, 2)}{_fips_text(c, 3)}" if s is not None and c is not None else None
-                for s, c in zip(frame["state_fips"], frame["county_fips"])
+                for s, c in zip(frame["state_fips"], frame["county_fips"], strict=True)
             ]
         else:
             codes = [_fips_text(v, 2) for v in frame["state_fips"]]
@@ -52,7 +52,7 @@ def fips_codes(frame: pd.DataFrame) -> tuple[list[str | None] | None, str | None
         if "county_name" in cols and ("state_name" in cols or "state_abbr" in cols):
             state_col = "state_name" if "state_name" in cols else "state_abbr"
             codes = [lookup.get(("county", str(c).lower(), str(s).lower())) for c, s in
-                     zip(frame["county_name"], frame[state_col])]
+                     zip(frame["county_name"], frame[state_col], strict=True)]
         elif "county_name" not in cols and ("state_name" in cols or "state_abbr" in cols):
             state_col = "state_name" if "state_name" in cols else "state_abbr"
             codes = [lookup.get(("state", str(s).lower())) for s in frame[state_col]]

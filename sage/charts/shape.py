@@ -201,7 +201,7 @@ def _label(frame: pd.DataFrame, cols: list[str], text_cols: list[str]) -> tuple[
         if state:
             frame["place"] = [
                 f"{c}, {s}" if isinstance(c, str) and isinstance(s, str) else (c if isinstance(c, str) else s)
-                for c, s in zip(frame["county_name"], frame[state])
+                for c, s in zip(frame["county_name"], frame[state], strict=True)
             ]
             return "place", "County"
         return "county_name", "County"
@@ -216,5 +216,5 @@ def _label(frame: pd.DataFrame, cols: list[str], text_cols: list[str]) -> tuple[
     return None, ""
 
 
-__all__ = ["D3_FORMAT", "MAX_SERIES", "PLACE_PARTS", "Shape", "analyse", "d3_format", "format_value", "humanize", "to_frame",
-           "unit_for_variable", "unit_of"]
+__all__ = ["D3_FORMAT", "MAX_SERIES", "PLACE_PARTS", "Shape", "analyse", "d3_format", "format_value", "humanize",
+           "to_frame", "unit_for_variable", "unit_of"]

@@ -6,10 +6,10 @@ the catalog is read again), so planning a question needs no query of its own."""
 from __future__ import annotations
 
 import functools
-
 import re
 import threading
 from dataclasses import dataclass, field
+from typing import Any
 
 import psycopg
 
@@ -59,7 +59,7 @@ class Catalog:
     county_index: dict[tuple[str, str], list[County]] = field(default_factory=dict)
     counties_by_state: dict[str, list[County]] = field(default_factory=dict)
     bases_by_suffix: dict[str, list[str]] = field(default_factory=dict)
-    state_pattern: re.Pattern | None = None
+    state_pattern: re.Pattern[str] = field(init=False)  # every state name, longest first (built below)
 
     def __post_init__(self) -> None:
         for s in self.states:
@@ -118,7 +118,7 @@ def _read_catalog(conn: psycopg.Connection):
     have = conn.execute(
         "SELECT variable_code, array_agg(geo_id) FROM public.estimates WHERE estimate IS NOT NULL GROUP BY 1"
     ).fetchall()
-    pop = dict(conn.execute(
+    pop: dict[str, Any] = dict(conn.execute(
         "SELECT geo_id, estimate FROM public.estimates WHERE variable_code = 'B01003_001E'"
     ).fetchall())
     return geo, have, pop

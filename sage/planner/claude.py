@@ -30,9 +30,8 @@ from typing import Any
 
 import anthropic
 import pydantic
-from anthropic import APIRequest, CallNext, transform_schema
-from anthropic._response import APIResponse
-from anthropic.types.parsed_message import ParsedMessage
+from anthropic import APIRequest, APIResponse, CallNext, transform_schema
+from anthropic.types import ParsedMessage, TextBlockParam
 
 from ..errors import ErrorKind, PlanningError
 from ..settings import Settings
@@ -110,7 +109,7 @@ MAX_RETRIES = 2
 _OFFLINE_HINT = "or use the offline planner (SAGE_PLANNER=offline, or --planner offline)"
 
 
-def system_blocks() -> list[dict[str, Any]]:
+def system_blocks() -> list[TextBlockParam]:
     """The static, cached prefix: the rules, then the worked examples with the cache breakpoint after them."""
     return [
         {"type": "text", "text": SYSTEM_PROMPT},
@@ -251,7 +250,8 @@ def _planning_error(exc: Exception, settings: Settings) -> PlanningError:
             hint = "Try again; if it persists, report it with this message."
         message = f"The Anthropic API refused the request ({status}: {detail}). {hint}"
         return PlanningError(message, kind=ErrorKind.API, detail=detail)
-    return PlanningError(f"The Anthropic API call failed ({type(exc).__name__}: {detail}).", kind=ErrorKind.API, detail=detail)
+    return PlanningError(f"The Anthropic API call failed ({type(exc).__name__}: {detail}).", kind=ErrorKind.API,
+                         detail=detail)
 
 
 def _bad_answer(why: str, raw: str = "") -> PlanningError:
@@ -272,7 +272,8 @@ def unusable_reply(request: APIRequest, call_next: CallNext) -> APIResponse[Any]
     if not isinstance(body, dict) or body.get("type") != "message":
         return response
     stop = body.get("stop_reason")
-    text = "".join(b.get("text") or "" for b in body.get("content") or [] if isinstance(b, dict) and b.get("type") == "text")
+    blocks = [b for b in body.get("content") or [] if isinstance(b, dict) and b.get("type") == "text"]
+    text = "".join(b.get("text") or "" for b in blocks)
     if stop == "refusal":
         raise _bad_answer("the model declined to answer", text)
     if stop == "max_tokens":
@@ -303,7 +304,7 @@ def _not_a_plan(exc: pydantic.ValidationError) -> PlanningError:
 def usage_of(response: Any, model: str) -> dict[str, Any]:
     """Token usage of one call: input, output, cache read and cache creation tokens (0 when not reported)."""
     u = getattr(response, "usage", None)
-    usage = {
+    usage: dict[str, Any] = {
         key: int(getattr(u, key, 0) or 0)
         for key in ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
     }

@@ -3,7 +3,7 @@ or three questions the planner *can* answer instead (every suggestion is answera
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..census.semantic import Measure
 from .catalog import Catalog, County, State

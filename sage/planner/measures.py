@@ -4,8 +4,8 @@ fallback), and declining cross-tabulations ("income for Hispanic households") th
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from itertools import pairwise
-from typing import Sequence
 
 from ..census.codes import ACS_VARIABLE
 from ..census.semantic import Measure, Mention, find_mentions
@@ -53,7 +53,7 @@ def find_measures(p: Parse, cat: Catalog, chunks: Sequence[Chunk]) -> None:
                 f"“{p.tc[a.start:b.end]}” is a ratio of two measures ({nice_name(a.measure)} and "
                 f"{nice_name(b.measure)}) that the offline planner does not compute; ask for each of them.",
                 generic_suggestions())
-    for a, b in zip(strong, strong[1:]):
+    for a, b in zip(strong, strong[1:], strict=False):
         gap = p.t[a.end:b.start]
         group, other = (b, a) if re.fullmatch(r"\s*(for|among|amongst|of|within)\s+(the\s+)?", gap) else (a, b)
         if group.measure.family in GROUP_FAMILIES and other.measure.family not in GROUP_FAMILIES and (
@@ -73,10 +73,10 @@ def find_measures(p: Parse, cat: Catalog, chunks: Sequence[Chunk]) -> None:
             code = ACS_VARIABLE.search(ch.object_ref or "")
             if not code:
                 continue
-            m = next((m for m in cat.measures if m.kind == "direct" and m.numerator == (code.group(0),)), None)
-            if m is not None:
-                p.mentions.append(Mention(m, len(p.t), len(p.t), ch.object_ref, weak=False))
-                p.notes.append(f"Measure found through retrieval: {code.group(0)} ({m.label}).")
+            found = next((x for x in cat.measures if x.kind == "direct" and x.numerator == (code.group(0),)), None)
+            if found is not None:
+                p.mentions.append(Mention(found, len(p.t), len(p.t), ch.object_ref, weak=False))
+                p.notes.append(f"Measure found through retrieval: {code.group(0)} ({found.label}).")
                 break
 
 

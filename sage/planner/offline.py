@@ -32,25 +32,65 @@ coverage read from the database), :mod:`.parsed` (what a question holds), :mod:`
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
-from typing import Iterable, Sequence
 
 from ..census.semantic import Measure
 from ..text import overlaps
-from ..types import Chunk
+from ..types import Chunk, DisplayHint
 from .base import Attempt, Plan
 from .catalog import Catalog, State, counties_named, load_catalog
-from .declines import (Decline, coverage_suggestions, example_threshold, generic_suggestions, median_suggestions,
-                       no_rows, no_state_rows, state_suggestions, topic_suggestions)
+from .declines import (
+    Decline,
+    coverage_suggestions,
+    example_threshold,
+    generic_suggestions,
+    median_suggestions,
+    no_rows,
+    no_state_rows,
+    state_suggestions,
+    topic_suggestions,
+)
 from .measures import implied_measure
-from .offline_sql import (code_filter, out_cols, place_filter, select_sql, simplify, sql_str, squash, state_filter,
-                          threshold_sql, us_col, variable_codes)
+from .offline_sql import (
+    code_filter,
+    out_cols,
+    place_filter,
+    select_sql,
+    simplify,
+    sql_str,
+    squash,
+    state_filter,
+    threshold_sql,
+    us_col,
+    variable_codes,
+)
 from .parsed import Parse, Place
 from .parser import parse_question
 from .thresholds import describe_threshold
-from .vocabulary import (ASC_WORDS, BAD_HIGH, BY_LEVEL, COMBINED, COUNTIES_PER_STATE, DESC_WORDS, FIFTY,
-                         INDEPENDENT_CITY, KNOWN_WORDS, LEVEL_PLURAL, LEVEL_SINGULAR, N_RES, NUM_WORDS, PER_STATE,
-                         SET_CUE, SET_TOTAL, SHARE_OF_WHOLE, SUPERLATIVE, join_words, mask, nice_name)
+from .vocabulary import (
+    ASC_WORDS,
+    BAD_HIGH,
+    BY_LEVEL,
+    COMBINED,
+    COUNTIES_PER_STATE,
+    DESC_WORDS,
+    FIFTY,
+    INDEPENDENT_CITY,
+    KNOWN_WORDS,
+    LEVEL_PLURAL,
+    LEVEL_SINGULAR,
+    N_RES,
+    NUM_WORDS,
+    PER_STATE,
+    SET_CUE,
+    SET_TOTAL,
+    SHARE_OF_WHOLE,
+    SUPERLATIVE,
+    join_words,
+    mask,
+    nice_name,
+)
 
 # ---------------------------------------------------------------------------------------------------------------
 # the planner
@@ -144,7 +184,9 @@ class OfflinePlanner:
             elif weak:
                 measures = [weak[0].measure]
             elif set_query and not count_places and re.search(r"\b(list|show|name|all|which|what are)\b", masked):
-                measures = [cat.measure("population")]
+                population = cat.measure("population")
+                assert population is not None  # a shipped measure
+                measures = [population]
                 assumptions.append("No measure named: listing the places with their population.")
             elif count_places and not p.thresholds:
                 return self._count_geographies(p, cat, assumptions)
@@ -352,6 +394,7 @@ class OfflinePlanner:
         _explain_places(places, assumptions)
         _explain_measures(measures, assumptions, level=level, sql=sql, places=places)
         assumptions.extend(p.notes)
+        hint: DisplayHint
         if single_place:
             hint = "big" if len(measures) == 1 else "statrow"
         else:
@@ -363,8 +406,10 @@ class OfflinePlanner:
                assumptions: list[str]) -> Plan:
         """“Housing units per 1,000 residents”: a count over total population, both of one ACS period (a
         2018-2022 count is never divided by 2019-2023 population), scaled by N."""
+        assert p.per_n is not None  # this intent is chosen because the question has one
         n, phrase = p.per_n
         pop = cat.measure("population")
+        assert pop is not None  # a shipped measure
         measures = [m for m in measures if m.name != "population"]
         bad = [m for m in measures if not m.additive or m.vintage != pop.vintage]
         if not measures or bad or len({pl.level for pl in places}) > 1:
@@ -388,7 +433,7 @@ class OfflinePlanner:
         _explain_places(places, assumptions)
         _explain_measures(measures, assumptions, level=level, sql=sql, places=places, moe=False)
         assumptions.extend(p.notes)
-        hint = "big" if len(places) == 1 and len(measures) == 1 else "bar"
+        hint: DisplayHint = "big" if len(places) == 1 and len(measures) == 1 else "bar"
         return Plan(sql=sql, assumptions=assumptions, display_hint=hint, planner=self.name)
 
     # ---------------------------------------------------------- named places next to the US figure
@@ -434,7 +479,7 @@ class OfflinePlanner:
         _explain_places(places, assumptions)
         _explain_measures(measures, assumptions, level=level, sql=sql, places=places, moe=False)
         assumptions.extend(p.notes)
-        hint = "bar" if len(measures) == 1 else ("grouped" if len(measures) == 2 else "table")
+        hint: DisplayHint = "bar" if len(measures) == 1 else ("grouped" if len(measures) == 2 else "table")
         return Plan(sql=sql, assumptions=assumptions, display_hint=hint, planner=self.name)
 
     # ---------------------------------------------------------- several places added together
@@ -509,7 +554,7 @@ class OfflinePlanner:
                                        "other states only.")
         _explain_measures(measures, assumptions, level="state", sql=sql, places=[])
         assumptions.extend(p.notes)
-        hint = "big" if len(measures) == 1 else "statrow"
+        hint: DisplayHint = "big" if len(measures) == 1 else "statrow"
         return Plan(sql=sql, assumptions=assumptions, display_hint=hint, planner=self.name)
 
     # ---------------------------------------------------------- a share of the parent (county of state, state of US)
@@ -586,6 +631,7 @@ class OfflinePlanner:
             n_match = None
         ranked = re.search(r"\b(most|fewest|least|largest number|greatest number|highest number|smallest number|"
                            r"lowest number)\b", masked)
+        limit: int | None
         if n_match:
             limit = int(n_match.group(1))
         elif ranked and re.search(r"\bstate\b|\bhas\b", masked):  # one state asked for
@@ -649,7 +695,7 @@ class OfflinePlanner:
                     planner=self.name)
 
     def _set_sql(self, p: Parse, cat: Catalog, measures: list[Measure], assumptions: list[str], level: str,
-                 for_count: bool = False) -> tuple[str, str]:
+                 for_count: bool = False) -> tuple[str, DisplayHint]:
         """The SQL of a set question and its display hint."""
         masked = mask(p.t, p.blocked)
         # the places that scope the set: "counties in Texas"; for states, the named states themselves
@@ -729,16 +775,20 @@ class OfflinePlanner:
         with_geo = list_all and len(measures) == 1
         group = ["g.geo_id", *place_cols] if (level == "county" or with_geo) else ["g.state_name"]
         cols = list(place_cols) + (["g.geo_id"] if with_geo else [])
-        order = None
+        order: tuple[Measure, str] | None = None
         if direction:
+            assert rank_measure is not None  # a ranked question has a measure to rank by
             order = (rank_measure, direction)
         elif not for_count:
-            order = (thresholds[0].measure if thresholds else measures[0], "DESC")
+            first = thresholds[0].measure if thresholds else measures[0]
+            assert first is not None  # (thresholds without a measure were left out above)
+            order = (first, "DESC")
         limit = n if direction else None
         if for_count:
             cols = ["g.geo_id"]
             group = ["g.geo_id"]
         if per_state:
+            assert rank_measure is not None and direction is not None  # per state means ranked
             inner = select_sql(measures, cols, group, None, " AND ".join(where_parts), conds=conds,
                                window=(rank_measure, direction))
             names = ["county_name", "state_name"] + [c for m in measures for c in out_cols(m, inner)]
@@ -766,6 +816,7 @@ class OfflinePlanner:
             assumptions.append(f"Counties{scope}, all county-equivalents included (parishes, boroughs, census areas, "
                                "independent cities" + ("; Connecticut as its planning regions)." if ct else ")."))
         if direction and not for_count:
+            assert rank_measure is not None
             which = "highest" if direction == "DESC" else "lowest"
             if n_given:
                 assumptions.append(f"Ranking by {nice_name(rank_measure)}, {which} first, top {n}.")
@@ -773,10 +824,12 @@ class OfflinePlanner:
                 assumptions.append(f"Ranking by {nice_name(rank_measure)}, {which} first; no number given, so "
                                    f"showing {n}.")
         for th in thresholds:
+            assert th.measure is not None  # (thresholds without a measure were left out above)
             assumptions.append(f"“{th.text.strip()}” read as {nice_name(th.measure)} {describe_threshold(th)}.")
         _explain_places(level_places or [Place("state", s, None, (0, 0), "exact") for s in scope_states],
                         assumptions)
         _explain_measures(measures, assumptions, level=level, sql=sql, places=[], scope_states=scope_states)
+        hint: DisplayHint
         if for_count:
             hint = "big"
         elif list_all:
@@ -803,7 +856,7 @@ class OfflinePlanner:
             direction = "ASC"
         # "top 5 least populous", "top 3 poorest": "top" only means "the first N"; the superlative after it
         # sets the order ("at least a bachelor's" is not one)
-        if direction == "DESC" and desc.group(1) in ("top", "leading") and asc:
+        if direction == "DESC" and desc is not None and desc.group(1) in ("top", "leading") and asc:
             later_asc = [a for a in ASC_WORDS.finditer(txt) if a.start() > desc.start()
                          and a.group(1) not in ("lower", "smaller", "fewer", "min")
                          and not re.search(r"\bat\s+$", txt[: a.start()])]
@@ -812,7 +865,8 @@ class OfflinePlanner:
             if later_asc and (not later_desc or later_asc[0].start() < later_desc[0].start()):
                 direction, desc = "ASC", None
                 asc = later_asc[0]
-        word = (desc if direction == "DESC" else asc).group(1) if direction else ""
+        chosen = desc if direction == "DESC" else asc
+        word = chosen.group(1) if direction and chosen is not None else ""
         if word in ("more", "higher", "larger", "bigger", "fewer", "lower", "smaller") and not re.search(
                 r"\b(which|what)\b.*\b(more|higher|larger|bigger|fewer|lower|smaller)\b", txt):
             direction = None

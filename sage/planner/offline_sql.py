@@ -5,7 +5,7 @@ is retried after an error."""
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..census.semantic import Measure
 from .catalog import State
@@ -114,11 +114,13 @@ def out_cols(m: Measure, sql: str) -> list[str]:
 def threshold_sql(th: Threshold) -> str:
     """``measure_name|condition`` with ``{x}`` standing for the measure's value (``e.estimate`` in the plain
     form, the unrounded aggregate in a pivot's HAVING)."""
+    assert th.measure is not None  # thresholds are bound to their measure before SQL is written
     if th.ref is not None:
         ref = (f"(SELECT {th.measure.condition_expression('r')} FROM public.estimates r "
                f"WHERE r.geo_id = {sql_str(th.ref.geo_id)})")
         body = f"{{x}} {th.op} {ref}"
     elif th.op == "between":
+        assert th.value2 is not None  # "between" always reads two numbers
         body = f"{{x}} >= {sql_num(th.value)} AND {{x}} <= {sql_num(th.value2)}"
     else:
         body = f"{{x}} {th.op} {sql_num(th.value)}"

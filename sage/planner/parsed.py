@@ -40,7 +40,7 @@ class Threshold:
     text: str
     noun: str = ""  # the word after the number ("people", "households")
     measure: Measure | None = None
-    ref: "Place | None" = None  # "more people than Wyoming": the value of that place is the threshold
+    ref: Place | None = None  # "more people than Wyoming": the value of that place is the threshold
 
 
 @dataclass

@@ -5,7 +5,7 @@ the level of a set question."""
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..census.semantic import load_gaps
 from ..text import normalize
@@ -28,14 +28,14 @@ from .vocabulary import (
     LOWER_US,
     NATIONAL,
     OTHER_PRODUCT,
-    VS_US,
-    per_number,
     PER_N,
     SUB_STATE,
     TIME_WORDS,
     VERSUS_AVG,
+    VS_US,
     YEAR,
     mask,
+    per_number,
 )
 
 

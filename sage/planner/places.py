@@ -277,7 +277,7 @@ def _find_county_lists(p: Parse, cat: Catalog) -> None:
         p.blocked.append(span)
         if qual:
             p.blocked.append(qual[1])
-        for piece, hits in zip(pieces, found):
+        for piece, hits in zip(pieces, found, strict=False):
             c = next(c for c in hits if c.state.fips == fips)
             p.places.append(Place("county", c.state, c, span, "qualifier" if qual else "rule", piece))
         if not qual:
@@ -454,7 +454,7 @@ def find_unknown_places(p: Parse, cat: Catalog) -> None:
             pl.level == "state" and pl.span[0] == nxt_span[0] for pl in p.places)
         if before_state and i == 0 and word[0].isupper() and counties_named(low, cat):
             capital = True  # "Juneau, Alaska: ...": the first word names a place as much as any other
-        if before_state and (capital or prev in STOP_BEFORE_PLACE):
+        if before_state and nxt_span is not None and (capital or prev in STOP_BEFORE_PLACE):
             st = next(pl.state for pl in p.places if pl.span[0] == nxt_span[0])
             same = counties_named(low, cat, st)
             one = _consolidated(same)

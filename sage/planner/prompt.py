@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from ..types import Chunk
 
@@ -99,7 +100,8 @@ question about those places for those topics cannot be answered; a national figu
 - Medians, means, per-capita income and indexes (B19013_001E median household income, B01002_001E median age, \
 B25077_001E median home value, B25064_001E median gross rent, B19301_001E per capita income, B19083_001E Gini) have \
 county rows only, unless the retrieved context lists state rows for one (a table fetched from the Census API \
-brings the published state figures). Never average, sum or weight county values into a state or national figure: a state or US median \
+brings the published state figures). Never average, sum or weight county values into a state or national figure: \
+a state or US median \
 of these cannot be answered (sql ""; say the data has county figures and offer them). DC's figure can come from its \
 county-equivalent row ('11001'), saying so. B19013A_001E (median household income of White-alone householders) is \
 the exception: state rows only.

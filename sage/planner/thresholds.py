@@ -11,8 +11,21 @@ from .catalog import Catalog
 from .declines import Decline, topic_suggestions
 from .measures import implied_measure
 from .parsed import Parse, Threshold
-from .vocabulary import (LEVEL_PLURAL, NOUN_MEASURE, NUM_WORDS, SET_CUE, THAN_PLACE, THRESHOLD_RES, _GE, _LE, _LT,
-                         fraction_percent, mask, nice_name, parse_number)
+from .vocabulary import (
+    _GE,
+    _LE,
+    _LT,
+    LEVEL_PLURAL,
+    NOUN_MEASURE,
+    NUM_WORDS,
+    SET_CUE,
+    THAN_PLACE,
+    THRESHOLD_RES,
+    fraction_percent,
+    mask,
+    nice_name,
+    parse_number,
+)
 
 _GE_WORDS, _LE_WORDS, _LT_WORDS = (f"(?:{w})" for w in (_GE, _LE, _LT))
 
@@ -94,6 +107,7 @@ def _bind_threshold(p: Parse, cat: Catalog, th: Threshold) -> None:
     cands = [x for x in strong if compatible(x.measure)]
     if th.unit == "place" and not cands:
         implied = implied_measure(mask(p.t, p.blocked), cat) or cat.measure("population")
+        assert implied is not None  # population is a shipped measure
         th.measure = implied
         p.mentions.append(Mention(implied, th.span[0], th.span[0], implied.name))
         return
@@ -110,6 +124,7 @@ def _bind_threshold(p: Parse, cat: Catalog, th: Threshold) -> None:
                 topic_suggestions(p, cat))
         if th.unit == "plain" and (th.value >= 1000 or th.noun):
             m = cat.measure("population")
+            assert m is not None  # population is a shipped measure
             th.measure = m
             p.mentions.append(Mention(m, th.span[1], th.span[1], "population"))
             p.notes.append(f"“{th.text.strip()}” read as a population threshold.")
@@ -143,7 +158,8 @@ def threshold_from(mt: re.Match, kind: str) -> Threshold | None:
         if a is None or b is None:
             return None
         if g.get("b_mult") and not g.get("a_mult") and a < b / 1000:  # "between 1 and 2 million"
-            a = parse_number(g.get("a_num"), g.get("b_mult"))
+            scaled = parse_number(g.get("a_num"), g.get("b_mult"))
+            a = a if scaled is None else scaled  # (never None: the number parsed without the multiplier)
         if g.get("a_pct") or g.get("b_pct"):
             unit = "percent"
         else:
@@ -185,6 +201,7 @@ def describe_threshold(th: Threshold) -> str:
         return _fmt_num(v)
     words = {">": "greater than", ">=": "at least", "<": "less than", "<=": "at most"}
     if th.ref is not None:
+        assert th.measure is not None  # a threshold against a place is bound to its measure when it is read
         return f"{words[th.op]} that of {th.ref.label} (its own {nice_name(th.measure)} from the same table)"
     if th.op == "between":
         return f"between {f(th.value)} and {f(th.value2)} (inclusive)"

@@ -7,7 +7,7 @@ database or the catalog."""
 from __future__ import annotations
 
 import re
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from ..census.semantic import Measure
 from ..text import normalize
@@ -110,8 +110,9 @@ def per_number(num: str, mult: str | None) -> int | None:
 
 
 #: a named place set against the whole country: "Texas vs the US", "compare Ohio to the nation"
-VS_US = re.compile(r"\b(compared?|comparing|vs|versus|against|to|with|and|relative to)\s+(the\s+)?(us|usa|united states|"
-                   r"nation|country|national (figure|rate|level|total|share|number))\b(?!\s+(county|counties|state))")
+VS_US = re.compile(r"\b(compared?|comparing|vs|versus|against|to|with|and|relative to)\s+(the\s+)?"
+                   r"(us|usa|united states|nation|country|national (figure|rate|level|total|share|number))\b"
+                   r"(?!\s+(county|counties|state))")
 #: "us" in lowercase as the country: at the start of the question or right before a measure ("us poverty rate");
 #: never after a verb that takes "us" as its object ("tell us", "give us")
 LOWER_US = re.compile(r"^(whats |what is |the )?us\b|(?<!tell )(?<!give )(?<!show )(?<!let )(?<!help )(?<!send )"
@@ -292,8 +293,8 @@ def fraction_percent(text: str) -> float | None:
 
 
 THRESHOLD_RES = [
-    (re.compile(r"(?<![a-z])(?P<op>" + _GE + "|" + _LE + "|" + _GT + "|" + _LT + r")\s+(?:about\s+|roughly\s+|around\s+)?"
-                r"(?P<frac>" + FRACTION_RE + r")\b"), "fraction"),
+    (re.compile(r"(?<![a-z])(?P<op>" + _GE + "|" + _LE + "|" + _GT + "|" + _LT + r")\s+"
+                r"(?:about\s+|roughly\s+|around\s+)?(?P<frac>" + FRACTION_RE + r")\b"), "fraction"),
     (re.compile(r"\b(between|from)\s+" + _NUM.replace("?P<", "?P<a_") + r"\s+(and|to)\s+"
                 + _NUM.replace("?P<", "?P<b_")),
      "between"),
@@ -318,7 +319,7 @@ N_RES = [
 ]
 
 
-def parse_number(num: str, mult: str | None) -> float | None:
+def parse_number(num: str | None, mult: str | None) -> float | None:
     num = (num or "").strip()
     if num in ("a", "an"):
         if not mult:
