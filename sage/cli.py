@@ -1,4 +1,4 @@
-"""`python -m sage ...`: the command-line contract of DESIGN.md.
+"""`python -m sage ...`: the command-line contract of docs/design.md.
 
 Every command takes ``--json``: machine-readable output on stdout, progress on stderr.  Errors a user can cause
 end with a one-line message on stderr (or an ``error`` object in JSON) and a non-zero exit code, never a traceback.

@@ -186,7 +186,7 @@ def evaluate_file(settings, path: Path, planner: str | None = None,
                   progress: Callable[..., None] | None = None) -> dict:
     """Run every question of ``path`` through the full agent and score it against its gold SQL.
 
-    The report is the CLI's ``eval`` JSON (DESIGN.md): ``n``, ``correct``, ``accuracy``, ``results`` (one per
+    The report is the CLI's ``eval`` JSON (docs/design.md): ``n``, ``correct``, ``accuracy``, ``results`` (one per
     question: ``id``, ``question``, ``sql``, ``columns``, ``rows``, ``gold_columns``, ``gold_rows``, ``correct``,
     ``error``, ``timings_ms``), plus ``by_kind`` and plan-latency percentiles.  ``gold_sql: null`` is right only
     when the answer declines.

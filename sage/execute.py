@@ -1,6 +1,6 @@
 """Run a guarded statement as the read-only role, inside limits that hold even if the guard were wrong.
 
-Each query (the security research note ``anchors-security.md`` §5 L2):
+Each query (docs/security.md §2):
 
 * gets a **fresh connection** as ``census_reader`` (the role, not this code, is the boundary: SELECT on the three
   census tables only).  A fresh connection means nothing a previous query did to the session (settings, advisory

@@ -5,7 +5,7 @@ The database role (see :mod:`sage.census`) is the real boundary; this guard is t
 refuses anything outside "one analytical SELECT over the three census tables" *before* it reaches PostgreSQL,
 and says why in words the planner and the user can act on.
 
-The policy (the security research note ``anchors-security.md`` §4), in the order it is applied:
+The policy (docs/security.md §3), in the order it is applied:
 
 1. Text only, at most :data:`MAX_SQL_CHARS` characters.
 2. PostgreSQL's own grammar (``pglast``, i.e. libpg_query) must see exactly one ``SelectStmt`` with no

@@ -1,8 +1,8 @@
 """The SQL guard on its own (no database): the attack corpus, the legitimate queries, LIMIT, policy flags.
 
 The corpus (tests/data/guard_corpus.jsonl) is data, one JSON object a line: ``sql``, ``expect`` (reject, accept,
-or runtime: valid SQL that only the executor can stop) and ``class`` (the attack class of
-anchors-security §2–3).  Every bypass found later belongs there as a new line.
+or runtime: valid SQL that only the executor can stop) and ``class`` (the attack class; docs/security.md §4).
+Every bypass found later belongs there as a new line.
 """
 
 from __future__ import annotations

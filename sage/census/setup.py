@@ -24,7 +24,7 @@ from . import loader, schema
 
 log = logging.getLogger(__name__)
 
-#: built-ins that write or leak outside a read-only transaction (anchors-security §0, §5 L1); EXECUTE is revoked
+#: built-ins that write or leak outside a read-only transaction (docs/security.md §0, §1); EXECUTE is revoked
 #: from PUBLIC on every overload found in pg_catalog
 RISKY_FUNCTION_PATTERNS = (
     "lo\\_%",
