@@ -44,133 +44,32 @@ import re
 from dataclasses import dataclass, field
 
 import pglast
-import pglast.keywords
 import sqlglot
 from pglast import ast
-from pglast.enums import CoercionForm, LimitOption, SQLValueFunctionOp
+from pglast.enums import CoercionForm, LimitOption
 from pglast.stream import IndentedStream
 from sqlglot import exp
 
 from .errors import GuardError
+from .guard_policy import (
+    FUNCTIONS,
+    GRAMMAR_FUNCTIONS,
+    GRAMMAR_KEYWORDS,
+    KEYWORD_FUNCTIONS,
+    NODE_WORDS,
+    NODES,
+    ROW_FUNCTIONS,
+    SQLGLOT_FORBIDDEN,
+    SVF_ALLOWED,
+    TABLES,
+    TABLES_TEXT,
+    TYPES,
+)
 
 log = logging.getLogger(__name__)
 
 #: longest SQL text the guard will look at (characters); real census queries are far shorter
 MAX_SQL_CHARS = 20_000
-
-#: the only tables planned SQL may read (all in schema ``public``)
-TABLES = ("geography", "variables", "estimates")
-_TABLES_TEXT = ", ".join(f"public.{t}" for t in TABLES)
-
-#: functions callable by their plain name: aggregates, window functions, math, text, dates.  An allowlist, not a
-#: denylist: anything new (pg_sleep, set_config, lo_*, dblink, query_to_xml, generate_series, repeat, random,
-#: version, nextval, pg_notify, advisory locks...) is refused because it is simply not here.
-FUNCTIONS = frozenset(
-    """
-    count sum avg min max every bool_and bool_or string_agg array_agg any_value
-    stddev stddev_pop stddev_samp variance var_pop var_samp corr covar_pop covar_samp
-    regr_slope regr_intercept regr_r2 regr_count regr_avgx regr_avgy regr_sxx regr_syy regr_sxy
-    percentile_cont percentile_disc mode
-    row_number rank dense_rank percent_rank cume_dist ntile lag lead first_value last_value nth_value
-    abs ceil ceiling floor round trunc sign sqrt cbrt power pow exp ln log log10 mod div
-    pi degrees radians width_bucket scale gcd lcm
-    lower upper initcap length char_length character_length octet_length
-    substring substr concat concat_ws btrim ltrim rtrim trim left right strpos position split_part replace
-    reverse starts_with translate regexp_replace regexp_match regexp_like
-    to_char to_number to_date to_timestamp date_trunc date_part extract make_date age now like_escape
-    array_length array_to_string cardinality num_nulls num_nonnulls
-    """.split()
-)
-
-#: allowlisted functions whose names are SQL keywords: the deparser writes them quoted ("left"(name, 2)), so that
-#: plain quoting (no U& escapes) is accepted for these names only
-_KEYWORD_FUNCTIONS = frozenset(
-    name
-    for name in FUNCTIONS
-    if name in pglast.keywords.COL_NAME_KEYWORDS | pglast.keywords.TYPE_FUNC_NAME_KEYWORDS
-    | pglast.keywords.RESERVED_KEYWORDS
-)
-
-#: functions PostgreSQL's grammar itself writes as ``pg_catalog.x`` for SQL-standard syntax
-#: (EXTRACT(... FROM ...), SUBSTRING(... FROM ...), POSITION(... IN ...), TRIM(...), AT TIME ZONE, LIKE ... ESCAPE,
-#: SIMILAR TO, OVERLAPS, OVERLAY); a user typing ``pg_catalog.extract(...)`` is still refused
-GRAMMAR_FUNCTIONS = frozenset(
-    "extract substring position btrim ltrim rtrim overlay timezone like_escape similar_to_escape overlaps".split()
-)
-#: the keywords such grammar-made calls start at (their location in the text)
-_GRAMMAR_KEYWORDS = frozenset("extract substring position trim at overlay overlaps like ilike similar not".split())
-
-#: one-argument pg_catalog functions that take any row ("any", anyelement, record...): PostgreSQL also calls them
-#: through attribute notation, ``g.row_to_json`` meaning ``row_to_json(g)``, where no function call is written.
-#: Such a ColumnRef is refused (no census column or sensible alias has these names).  Listed from pg_proc of
-#: PostgreSQL 18; the role's privileges stay the boundary for anything newer.
-_ROW_FUNCTIONS = frozenset(
-    """
-    any_out anycompatible_out anycompatiblenonarray_out anyelement_out anynonarray_out hash_record
-    hash_record_extended num_nonnulls num_nulls concat json_build_array json_build_object jsonb_build_array
-    jsonb_build_object pg_collation_for pg_column_compression pg_column_size pg_column_toast_chunk_id pg_typeof
-    quote_literal quote_nullable record_out record_send row_to_json to_json to_jsonb array_to_json
-    pg_restore_attribute_stats pg_restore_relation_stats pg_clear_attribute_stats pg_clear_relation_stats
-    """.split()
-)
-
-#: types a value may be cast to (the grammar's internal names: ``integer`` is ``int4``, ``double precision`` is
-#: ``float8``...).  No reg* types (catalog probes), no xml/json, no composite or user types.
-TYPES = frozenset(
-    """
-    int2 int4 int8 smallint integer int bigint numeric decimal float4 float8 real float
-    text varchar bpchar char bool boolean date time timetz timestamp timestamptz interval
-    """.split()
-)
-
-#: SQL value functions that are harmless (dates and times); CURRENT_USER, SESSION_USER, CURRENT_SCHEMA... are not
-_SVF_ALLOWED = frozenset(
-    {
-        SQLValueFunctionOp.SVFOP_CURRENT_DATE,
-        SQLValueFunctionOp.SVFOP_CURRENT_TIME,
-        SQLValueFunctionOp.SVFOP_CURRENT_TIME_N,
-        SQLValueFunctionOp.SVFOP_CURRENT_TIMESTAMP,
-        SQLValueFunctionOp.SVFOP_CURRENT_TIMESTAMP_N,
-        SQLValueFunctionOp.SVFOP_LOCALTIME,
-        SQLValueFunctionOp.SVFOP_LOCALTIME_N,
-        SQLValueFunctionOp.SVFOP_LOCALTIMESTAMP,
-        SQLValueFunctionOp.SVFOP_LOCALTIMESTAMP_N,
-    }
-)
-
-#: pglast node types an analytical SELECT is made of; any other node type is refused
-_NODES = frozenset(
-    """
-    SelectStmt ResTarget ColumnRef A_Star A_Const String Integer Float Boolean BitString
-    A_Expr BoolExpr NullTest BooleanTest FuncCall WindowDef SortBy TypeCast TypeName
-    CaseExpr CaseWhen CoalesceExpr MinMaxExpr SubLink RangeVar RangeSubselect JoinExpr Alias
-    WithClause CommonTableExpr A_ArrayExpr A_Indirection A_Indices RowExpr GroupingSet GroupingFunc
-    CollateClause SQLValueFunction
-    """.split()
-)
-
-#: plain words for node types that are refused, keyed by pglast class name
-_NODE_WORDS = {
-    "RangeFunction": "functions in FROM (such as generate_series or ROWS FROM) are not allowed",
-    "RangeTableFunc": "XMLTABLE is not allowed",
-    "RangeTableSample": "TABLESAMPLE is not allowed",
-    "XmlExpr": "XML functions are not allowed",
-    "XmlSerialize": "XML functions are not allowed",
-    "ParamRef": "query parameters ($1, $2...) are not allowed; write the values into the SQL",
-    "LockingClause": "FOR UPDATE/FOR SHARE is not allowed",
-    "IntoClause": "SELECT INTO is not allowed (it creates a table)",
-}
-
-#: sqlglot node types that must never appear anywhere in the tree
-_SQLGLOT_FORBIDDEN = tuple(
-    getattr(exp, name)
-    for name in (
-        "DDL DML Insert Update Delete Merge Create Drop Alter Command Copy Set Transaction Commit Rollback "
-        "Into Lock Grant Revoke TruncateTable Use Analyze Pragma Describe Kill Cache Uncache Refresh LoadData "
-        "Declare Execute"
-    ).split()
-    if hasattr(exp, name)
-)
 
 
 @dataclass(frozen=True)
@@ -304,7 +203,7 @@ def _parse_one_select(sql: str) -> tuple[ast.RawStmt, ast.SelectStmt]:
     if not isinstance(stmt, ast.SelectStmt):
         raise _Reject(f"only SELECT statements are allowed (this is {_statement_name(stmt)})")
     if stmt.intoClause is not None:
-        raise _Reject(_NODE_WORDS["IntoClause"])
+        raise _Reject(NODE_WORDS["IntoClause"])
     return stmts[0], stmt
 
 
@@ -361,9 +260,9 @@ class _Walker:
         if not isinstance(node, ast.Node):
             return  # plain values: str, int, bool, enums
         kind = type(node).__name__
-        if kind not in _NODES:
+        if kind not in NODES:
             raise _Reject(
-                _NODE_WORDS.get(kind, f"this SQL construct ({kind}) is not allowed"),
+                NODE_WORDS.get(kind, f"this SQL construct ({kind}) is not allowed"),
                 policy=kind != "ParamRef",
             )
         handler = getattr(self, "_" + kind, None)
@@ -383,9 +282,9 @@ class _Walker:
 
     def _SelectStmt(self, node: ast.SelectStmt, scope: frozenset[str]) -> bool:
         if node.intoClause is not None:
-            raise _Reject(_NODE_WORDS["IntoClause"])
+            raise _Reject(NODE_WORDS["IntoClause"])
         if node.lockingClause:
-            raise _Reject(_NODE_WORDS["LockingClause"])
+            raise _Reject(NODE_WORDS["LockingClause"])
         inner = scope
         with_clause = node.withClause
         if with_clause is not None:
@@ -423,7 +322,7 @@ class _Walker:
     def _FuncCall(self, node: ast.FuncCall, scope: frozenset[str]) -> bool:
         names = [n.sval for n in node.funcname or ()]
         written = self._source_at(node.location)
-        if len(names) == 2 and names[0] == "pg_catalog" and _leading_word(written) in _GRAMMAR_KEYWORDS:
+        if len(names) == 2 and names[0] == "pg_catalog" and _leading_word(written) in GRAMMAR_KEYWORDS:
             # EXTRACT(...), SUBSTRING(... FROM ...), TRIM(...), AT TIME ZONE, x LIKE y ESCAPE z...: the grammar
             # wrote this call (its location is the keyword, not a name the user typed)
             if names[1] not in GRAMMAR_FUNCTIONS:
@@ -433,7 +332,7 @@ class _Walker:
         elif len(names) != 1:
             raise _Reject(f"schema-qualified function names are not allowed ({'.'.join(names)})")
         elif written[:2].lower() == "u&" or (
-            written.startswith('"') and not (names[0] in _KEYWORD_FUNCTIONS and written.startswith(f'"{names[0]}"'))
+            written.startswith('"') and not (names[0] in KEYWORD_FUNCTIONS and written.startswith(f'"{names[0]}"'))
         ):
             # quoting can disguise a name from text-based checks; the only quoting allowed is the one PostgreSQL's
             # deparser itself writes for allowlisted functions named like keywords ("left", "right")
@@ -451,7 +350,7 @@ class _Walker:
         return False
 
     def _SQLValueFunction(self, node: ast.SQLValueFunction, scope: frozenset[str]) -> bool:
-        if node.op not in _SVF_ALLOWED:
+        if node.op not in SVF_ALLOWED:
             word = str(getattr(node.op, "name", node.op)).removeprefix("SVFOP_").lower()
             raise _Reject(f"{word} is not allowed")
         return False
@@ -459,13 +358,13 @@ class _Walker:
     def _ColumnRef(self, node: ast.ColumnRef, scope: frozenset[str]) -> bool:
         fields = node.fields or ()
         last = fields[-1] if fields else None
-        if len(fields) > 1 and isinstance(last, ast.String) and last.sval in _ROW_FUNCTIONS:
+        if len(fields) > 1 and isinstance(last, ast.String) and last.sval in ROW_FUNCTIONS:
             raise _Reject(f"{last.sval} is a function called through attribute notation; it is not allowed")
         return False
 
     def _A_Indirection(self, node: ast.A_Indirection, scope: frozenset[str]) -> bool:
         for part in node.indirection or ():
-            if isinstance(part, ast.String) and part.sval in _ROW_FUNCTIONS:
+            if isinstance(part, ast.String) and part.sval in ROW_FUNCTIONS:
                 raise _Reject(f"{part.sval} is a function called through attribute notation; it is not allowed")
         return False
 
@@ -491,7 +390,7 @@ class _Walker:
 
 
 def _not_available(table: str) -> _Reject:
-    return _Reject(f"table {table} is not available; only {_TABLES_TEXT} can be queried")
+    return _Reject(f"table {table} is not available; only {TABLES_TEXT} can be queried")
 
 
 def _leading_word(written: str) -> str:
@@ -515,7 +414,7 @@ def _sqlglot_opinion(sql: str) -> None:
         raise _Reject("only SELECT statements are allowed")
     cte_names = {_ident(alias.this) for cte in root.find_all(exp.CTE) if (alias := cte.args.get("alias"))}
     for node in root.walk():
-        if isinstance(node, _SQLGLOT_FORBIDDEN):
+        if isinstance(node, SQLGLOT_FORBIDDEN):
             raise _Reject(f"only SELECT statements are allowed ({node.key.upper()} found inside)")
         if isinstance(node, exp.With) and node.args.get("recursive"):
             raise _Reject("WITH RECURSIVE is not allowed")
@@ -527,7 +426,7 @@ def _sqlglot_opinion(sql: str) -> None:
 
 def _sqlglot_table(node: exp.Table, cte_names: set[str]) -> None:
     if not isinstance(node.this, exp.Identifier):
-        raise _Reject(_NODE_WORDS["RangeFunction"])
+        raise _Reject(NODE_WORDS["RangeFunction"])
     name = _ident(node.this)
     schema = _ident(node.args["db"]) if node.args.get("db") else None
     if node.args.get("catalog"):
