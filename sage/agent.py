@@ -69,7 +69,8 @@ def make_planner(settings: Settings, name: str | None = None) -> Planner:
     key = (name, settings)
     if key not in _planners:
         if name == "claude":
-            from .census.semantic import load_measures, match_measures
+            from .census.mentions import match_measures
+            from .census.semantic import load_measures
             from .planner.claude import ClaudePlanner
 
             def measures_for(question: str, settings: Settings = settings):

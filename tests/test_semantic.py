@@ -10,13 +10,11 @@ from pathlib import Path
 import pytest
 
 from sage import execute, guard
+from sage.census.mentions import find_gap, find_mentions, match_measures
 from sage.census.semantic import (
     CONTROLLED_TOTALS,
     Measure,
-    find_gap,
-    find_mentions,
     load_measures,
-    match_measures,
     measure_by_name,
     shipped_measures,
 )

@@ -7,16 +7,14 @@ lets the Claude planner see the same definitions (name, formula with codes, unit
 mean the same thing by "poverty rate".
 
 ``load_measures(settings)`` reads the YAML and, given a database, keeps only measures whose codes exist there and
-records at which levels (state / county) and in which states every code has rows.  ``find_mentions`` /
-``match_measures`` find the measures a question names, by synonym (longest phrase first), then by a fuzzy match of
-misspelled words.  The file's ``gaps`` section lists the topics with no estimates at all (:func:`find_gap`), so a
-planner can say what is missing instead of guessing.
+records at which levels (state / county) and in which states every code has rows.  The file's ``gaps`` section
+lists the topics with no estimates at all (:func:`load_gaps`), so a planner can say what is missing instead of
+guessing.  Finding the measures (and gaps) a question names is :mod:`sage.census.mentions`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import re
 import threading
 from collections.abc import Iterable, Mapping, Sequence
@@ -27,7 +25,7 @@ import psycopg
 import yaml
 
 from ..errors import DataError, NotSetUpError
-from ..text import normalize, overlaps
+from ..text import normalize
 
 MEASURES_FILE = Path(__file__).with_name("measures.yaml")
 
@@ -388,25 +386,6 @@ def load_gaps(path: Path = MEASURES_FILE) -> list[Gap]:
     return gaps
 
 
-def find_gap(question: str, measures: Sequence[Measure] | None = None) -> tuple[Gap, str] | None:
-    """The first topic without data that ``question`` asks about, with the words that ask, or None.
-
-    ``measures`` are those available (default: the shipped ones; pass ``load_measures(settings)`` to count
-    fetched tables).  Words inside a measure's own phrase do not count ("value of owner-occupied homes" is the
-    home value), and a gap whose table the question's measures read is lifted."""
-    text = normalize(question, lower=True)
-    strong = [m for m in find_mentions(text, measures if measures is not None else shipped_measures(), fuzzy=False)
-              if not m.weak]
-    inside = [m.span for m in strong]
-    for gap in load_gaps():
-        if gap.lifted_by(m.measure for m in strong):
-            continue
-        mt = gap.find(text, inside)
-        if mt:
-            return gap, mt.group(0)
-    return None
-
-
 def measure_by_name(name: str, measures: Iterable[Measure] | None = None) -> Measure | None:
     for m in measures if measures is not None else _read_yaml():
         if m.name == name:
@@ -414,205 +393,15 @@ def measure_by_name(name: str, measures: Iterable[Measure] | None = None) -> Mea
     return None
 
 
-# ---------------------------------------------------------------------- matching
-
-_SHARE_CUE = re.compile(r"\b(share|percent|percentage|pct|proportion|fraction|rate|rates|ratio|portion|per cent)\b|%")
-_COUNT_CUE = re.compile(r"\b(how many|number of|count of|count|total number|headcount|numbers of)\b")
-_WORD = re.compile(r"[a-z][a-z]+")
-
-
-@dataclass
-class Mention:
-    """Where a question names a measure."""
-
-    measure: Measure
-    start: int
-    end: int
-    phrase: str
-    weak: bool = False
-    fuzzy: bool = False
-
-    @property
-    def span(self) -> tuple[int, int]:
-        return (self.start, self.end)
-
-
-_pattern_cache: dict[tuple, list[tuple[re.Pattern, Measure, str, bool]]] = {}
-
-
-def _patterns(measures: Sequence[Measure]) -> list[tuple[re.Pattern, Measure, str, bool]]:
-    key = tuple(id(m) for m in measures)
-    cached = _pattern_cache.get(key)
-    if cached is not None:
-        return cached
-    pats = []
-    for m in measures:
-        for weak, phrases in ((False, m.synonyms), (True, m.weak_synonyms)):
-            for phrase in phrases:
-                words = [re.escape(w) for w in phrase.split()]
-                if not words:
-                    continue
-                body = r"\s+".join(words)
-                plural = "" if phrase.endswith("s") or not phrase[-1].isalpha() else "(?:s|es)?"
-                end = r"(?![a-z0-9])" if phrase[-1].isalnum() else ""
-                pats.append((re.compile(r"(?<![a-z0-9])" + body + plural + end), m, phrase, weak))
-    pats.sort(key=lambda p: -len(p[2]))
-    if len(_pattern_cache) > 32:
-        _pattern_cache.clear()
-    _pattern_cache[key] = pats
-    return pats
-
-
-def find_mentions(
-    text: str,
-    measures: Sequence[Measure] | None = None,
-    *,
-    blocked: Sequence[tuple[int, int]] = (),
-    fuzzy: bool = True,
-) -> list[Mention]:
-    """Every measure mention in ``text`` (already :func:`~sage.text.normalize`-d, lowercase), longest phrase first,
-    non-overlapping.
-
-    ``blocked`` spans (place names found by the planner) are skipped.  Then each mention is resolved within its
-    family by nearby wording ("share of Hispanic residents" -> the share; "how many people are uninsured" -> the
-    count), and measures superseded by a more specific one ("White householder income" over "income") dropped.
-    Weak mentions ("people", "homes") are returned with ``weak=True``; the caller decides whether they count.
-    """
-    measures = list(measures) if measures is not None else shipped_measures()
-    if not measures or not text:
-        return []
-    taken = list(blocked)
-    found: list[Mention] = []
-    for pat, m, phrase, weak in _patterns(measures):
-        for mt in pat.finditer(text):
-            span = mt.span()
-            if overlaps(span, taken):
-                continue
-            taken.append(span)
-            found.append(Mention(m, span[0], span[1], phrase, weak=weak))
-    if fuzzy:
-        found.extend(_fuzzy_mentions(text, measures, taken))
-    found.sort(key=lambda x: x.start)
-    found = _drop_superseded(found, text)  # first, so "how many households have internet" reads as one measure
-    found = _resolve_families(text, found, measures)
-    return _drop_superseded(found, text)
-
-
-def _fuzzy_mentions(text: str, measures: Sequence[Measure], taken: list[tuple[int, int]]) -> list[Mention]:
-    """Misspelled single-word synonyms ("unemplyment", "povrety"): close matches of words of 6+ letters."""
-    vocab: dict[str, Measure] = {}
-    for m in measures:
-        for phrase in m.synonyms:
-            if " " not in phrase and len(phrase) >= 6:
-                vocab.setdefault(phrase, m)
-    out = []
-    for mt in _WORD.finditer(text):
-        word = mt.group(0)
-        if len(word) < 6 or word in vocab or overlaps(mt.span(), taken) or word in _COMMON_WORDS:
-            continue
-        close = difflib.get_close_matches(word, list(vocab), n=1, cutoff=0.86)
-        if close:
-            taken.append(mt.span())
-            out.append(Mention(vocab[close[0]], mt.start(), mt.end(), close[0], fuzzy=True))
-    return out
-
-
-#: words that look like misspelled synonyms but are not ("employee", "counties", "insurer" ...)
-_COMMON_WORDS = frozenset(
-    "counties county states parishes boroughs highest lowest average compare between versus greater higher "
-    "lower population populations largest smallest biggest across within people percent percentage ranked "
-    "ranking places number numbers employees employers insurer insurers insurance incomes income where which "
-    "income's country nation national nationwide america american americans residents resident latest".split()
-)
-
-
-def _resolve_families(text: str, found: list[Mention], measures: Sequence[Measure]) -> list[Mention]:
-    by_family: dict[str, list[Measure]] = {}
-    for m in measures:
-        by_family.setdefault(m.family, []).append(m)
-    strong = [f for f in found if not f.weak]
-    single = len({f.measure.family for f in strong}) <= 1
-    for f in found:
-        members = by_family.get(f.measure.family, [])
-        if len(members) < 2:
-            continue
-        if single:
-            before, after = text[: f.start], text[f.end:]
-        else:
-            before, after = text[max(0, f.start - 28): f.start], text[f.end: f.end + 14]
-            # in a list ("number of housing units and poverty rate") a cue belongs to its own item only
-            seps = list(_LIST_SEPARATOR.finditer(before))
-            if seps:
-                before = before[seps[-1].end():]
-        share = bool(_SHARE_CUE.search(before) or _SHARE_CUE.search(after[:14]))
-        count = bool(_COUNT_CUE.search(before))
-        if f.measure.is_rate and count and not share:
-            alt = next((m for m in members if not m.is_rate), None)
-        elif not f.measure.is_rate and share and not count:
-            alt = next((m for m in members if m.is_rate), None)
-        else:
-            alt = None
-        if alt is not None:
-            f.measure = alt
-    # one mention per measure (the first)
-    seen: set[str] = set()
-    out = []
-    for f in found:
-        if f.measure.name in seen:
-            continue
-        seen.add(f.measure.name)
-        out.append(f)
-    return out
-
-
-#: words between two mentions that make them items of a list ("median household income, Gini index and ...")
-_LIST_SEPARATOR = re.compile(r"[,;&]|\b(and|plus|vs|versus|as well as|along with)\b")
-
-
-def _drop_superseded(found: list[Mention], text: str = "") -> list[Mention]:
-    """Drop a mention when another (non-weak) mention names a more specific measure that supersedes it.
-
-    Supersession exists for one concept read as two mentions ("income for White householders" is not also the
-    all-households median); when the question lists the two as separate items ("median household income, Gini
-    index and ..."), each is asked for and both stay."""
-    def listed(f: Mention, g: Mention) -> bool:
-        if not text or f.weak:
-            return False
-        a, b = (f, g) if f.start < g.start else (g, f)
-        return bool(_LIST_SEPARATOR.search(text[a.end:b.start]))
-
-    return [
-        f for f in found
-        if not any(g is not f and not g.weak and f.measure.name in g.measure.supersedes and not listed(f, g)
-                   for g in found)
-    ]
-
-
-def match_measures(question: str, measures: Sequence[Measure] | None = None) -> list[Measure]:
-    """The measures a question names, in the order it names them (weak words like "people" only when nothing
-    more specific is named).  Used by both planners.  ``measures`` defaults to the shipped ones; pass
-    ``load_measures(settings)`` to include measures over fetched tables."""
-    text = normalize(question, lower=True)
-    mentions = find_mentions(text, measures if measures is not None else shipped_measures())
-    strong = [f.measure for f in mentions if not f.weak]
-    if strong:
-        return strong
-    return [f.measure for f in mentions][:1]
-
-
 __all__ = [
     "CONTROLLED_TOTALS",
-    "Gap",
-    "find_gap",
-    "load_gaps",
     "MEASURES_FILE",
     "MOE_RULES",
+    "Gap",
     "Measure",
-    "Mention",
-    "find_mentions",
     "generation",
+    "load_gaps",
     "load_measures",
-    "shipped_measures",
-    "match_measures",
     "measure_by_name",
+    "shipped_measures",
 ]

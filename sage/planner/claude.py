@@ -120,7 +120,7 @@ def system_blocks() -> list[TextBlockParam]:
 class ClaudePlanner:
     """:class:`~sage.planner.base.Planner` on the Anthropic Messages API.
 
-    ``measures_fn(question) -> list`` (e.g. ``sage.census.semantic.match_measures``) adds the semantic-layer
+    ``measures_fn(question) -> list`` (e.g. ``sage.census.mentions.match_measures``) adds the semantic-layer
     measures matching the question to its context; any object with ``name``, ``formula``, ``unit`` and
     ``description`` will do.  One client (one connection pool) is kept per planner.
     """

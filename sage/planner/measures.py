@@ -8,7 +8,8 @@ from collections.abc import Sequence
 from itertools import pairwise
 
 from ..census.codes import ACS_VARIABLE
-from ..census.semantic import Measure, Mention, find_mentions
+from ..census.mentions import Mention, find_mentions
+from ..census.semantic import Measure
 from ..types import Chunk
 from .catalog import Catalog
 from .declines import Decline, generic_suggestions, place_questions

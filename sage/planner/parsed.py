@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..census.semantic import Measure, Mention
+from ..census.mentions import Mention
+from ..census.semantic import Measure
 from .catalog import County, State
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import re
 
-from ..census.semantic import Measure, Mention
+from ..census.mentions import Mention
+from ..census.semantic import Measure
 from ..text import overlaps
 from .catalog import Catalog
 from .declines import Decline, topic_suggestions
