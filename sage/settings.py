@@ -15,7 +15,7 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 from urllib.parse import parse_qs, quote, urlsplit, urlunsplit
 
 import platformdirs
@@ -28,7 +28,9 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 #: the newest Claude Sonnet model id known to the pinned SDK; override with SAGE_MODEL
 DEFAULT_MODEL = "claude-sonnet-5-5"
 
-PLANNERS = ("auto", "claude", "offline")
+#: which planner answers: ``auto`` is Claude when a key is set, else offline
+PlannerName = Literal["auto", "claude", "offline"]
+PLANNERS: tuple[PlannerName, ...] = get_args(PlannerName)
 
 
 @dataclass(frozen=True)
@@ -43,7 +45,7 @@ class Settings:
     data_dir: Path = field(default_factory=lambda: Path(platformdirs.user_data_dir("census-sage")) / "pgdata")
     reader_url: str | None = None
     anthropic_api_key: str | None = None
-    planner: str = "auto"
+    planner: PlannerName = "auto"
     model: str = DEFAULT_MODEL
     max_attempts: int = 3
     statement_timeout_ms: int = 5000
@@ -71,7 +73,7 @@ class Settings:
         return not self.database_url
 
     @property
-    def effective_planner(self) -> str:
+    def effective_planner(self) -> Literal["claude", "offline"]:
         """``claude`` or ``offline``: what ``auto`` resolves to with the keys at hand."""
         if self.planner == "auto":
             return "claude" if self.anthropic_api_key else "offline"
