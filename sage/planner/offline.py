@@ -40,57 +40,17 @@ from ..text import overlaps
 from ..types import Chunk, DisplayHint
 from .base import Attempt, Plan
 from .catalog import Catalog, State, counties_named, load_catalog
-from .declines import (
-    Decline,
-    coverage_suggestions,
-    example_threshold,
-    generic_suggestions,
-    median_suggestions,
-    no_rows,
-    no_state_rows,
-    state_suggestions,
-    topic_suggestions,
-)
+from .declines import (Decline, coverage_suggestions, example_threshold, generic_suggestions, median_suggestions,
+                       no_rows, no_state_rows, state_suggestions, topic_suggestions)
 from .measures import implied_measure
-from .offline_sql import (
-    code_filter,
-    out_cols,
-    place_filter,
-    select_sql,
-    simplify,
-    sql_str,
-    squash,
-    state_filter,
-    threshold_sql,
-    us_col,
-    variable_codes,
-)
+from .offline_sql import (code_filter, out_cols, place_filter, select_sql, simplify, sql_str, squash, state_filter,
+                          threshold_sql, us_col, variable_codes)
 from .parsed import Parse, Place
 from .parser import parse_question
 from .thresholds import describe_threshold
-from .vocabulary import (
-    ASC_WORDS,
-    BAD_HIGH,
-    BY_LEVEL,
-    COMBINED,
-    COUNTIES_PER_STATE,
-    DESC_WORDS,
-    FIFTY,
-    INDEPENDENT_CITY,
-    KNOWN_WORDS,
-    LEVEL_PLURAL,
-    LEVEL_SINGULAR,
-    N_RES,
-    NUM_WORDS,
-    PER_STATE,
-    SET_CUE,
-    SET_TOTAL,
-    SHARE_OF_WHOLE,
-    SUPERLATIVE,
-    join_words,
-    mask,
-    nice_name,
-)
+from .vocabulary import (ASC_WORDS, BAD_HIGH, BY_LEVEL, COMBINED, COUNTIES_PER_STATE, DESC_WORDS, FIFTY,
+                         INDEPENDENT_CITY, KNOWN_WORDS, LEVEL_PLURAL, LEVEL_SINGULAR, N_RES, NUM_WORDS, PER_STATE,
+                         SET_CUE, SET_TOTAL, SHARE_OF_WHOLE, SUPERLATIVE, join_words, mask, nice_name)
 
 # ---------------------------------------------------------------------------------------------------------------
 # the planner
