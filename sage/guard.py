@@ -57,11 +57,13 @@ log = logging.getLogger(__name__)
 #: longest SQL text the guard will look at (characters); real census queries are far shorter
 MAX_SQL_CHARS = 20_000
 
-#: the only tables planned SQL may read (all in schema ``public``)
-TABLES = ("geography", "variables", "estimates")
+#: the only tables planned SQL may read (all in schema ``public``): the census tables and the CPI table
+#: (:mod:`sage.census.moe_sql`)
+TABLES = ("geography", "variables", "estimates", "cpi_u_rs")
 _TABLES_TEXT = ", ".join(f"public.{t}" for t in TABLES)
 
-#: functions callable by their plain name: aggregates, window functions, math, text, dates.  An allowlist, not a
+#: functions callable by their plain name: aggregates, window functions, math, text, dates, and the census-sage
+#: margin-of-error functions in schema public (:mod:`sage.census.moe_sql`).  An allowlist, not a
 #: denylist: anything new (pg_sleep, set_config, lo_*, dblink, query_to_xml, generate_series, repeat, random,
 #: version, nextval, pg_notify, advisory locks...) is refused because it is simply not here.
 FUNCTIONS = frozenset(
@@ -78,6 +80,7 @@ FUNCTIONS = frozenset(
     reverse starts_with translate regexp_replace regexp_match regexp_like
     to_char to_number to_date to_timestamp date_trunc date_part extract make_date age now like_escape
     array_length array_to_string cardinality num_nulls num_nonnulls
+    moe_sum moe_difference moe_proportion moe_ratio moe_product moe_pct_change
     """.split()
 )
 
