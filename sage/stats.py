@@ -67,9 +67,10 @@ def _moe(value: Any, what: str = "moe") -> float | None:
 
 
 def _z(level: float) -> float:
-    for known, z in Z_BY_LEVEL.items():
-        if isinstance(level, (int, float, Decimal)) and not isinstance(level, bool) and abs(float(level) - known) < 1e-9:
-            return z
+    if isinstance(level, (int, float, Decimal)) and not isinstance(level, bool):
+        for known, z in Z_BY_LEVEL.items():
+            if abs(float(level) - known) < 1e-9:
+                return z
     raise ValueError(f"level must be one of 0.9, 0.95, 0.99, not {level!r}")
 
 
@@ -145,7 +146,9 @@ def moe_difference(moe1: Number | None, moe2: Number | None) -> float | None:
     return math.hypot(a, b)
 
 
-def moe_proportion(num: Number | None, den: Number | None, moe_num: Number | None, moe_den: Number | None) -> float | None:
+def moe_proportion(
+    num: Number | None, den: Number | None, moe_num: Number | None, moe_den: Number | None
+) -> float | None:
     """MOE of a proportion P = num / den whose numerator is a **subset** of the denominator.
 
     [H20] ch. 8 formula 6, p. 64: ``MOE(P) = (1/den) · sqrt(MOE(num)² − P² · MOE(den)²)`` (the *minus* form).
@@ -185,8 +188,8 @@ def moe_ratio(num: Number | None, den: Number | None, moe_num: Number | None, mo
     """MOE of a ratio R = num / den whose numerator is **not** a subset of the denominator (means, per-capita
     values, persons per household, males per female).
 
-    [H20] ch. 8 formula 7, p. 65: ``MOE(R) = (1/den) · sqrt(MOE(num)² + R² · MOE(den)²)`` (the *plus* form; ``|den|``
-    so the MOE is never negative).  den = 0 gives None.
+    [H20] ch. 8 formula 7, p. 65: ``MOE(R) = (1/den) · sqrt(MOE(num)² + R² · MOE(den)²)`` (the *plus* form;
+    ``|den|`` so the MOE is never negative).  den = 0 gives None.
 
     Example (§2.4): 226,840 ±5,557 never-married men per 203,119 ±5,070 never-married women → R 1.117, MOE 0.039.
     """
@@ -321,7 +324,9 @@ def z_score(x1: Number | None, moe1: Number | None, x2: Number | None, moe2: Num
     return (a - b) / denominator
 
 
-def _verdict(difference: float | None, moe_of_difference: float | None, level: float) -> tuple[float | None, bool | None]:
+def _verdict(
+    difference: float | None, moe_of_difference: float | None, level: float
+) -> tuple[float | None, bool | None]:
     """(Z, significant) for a difference and its 90% MOE: |Z| strictly greater than the critical value."""
     critical = _z(level)
     if difference is None or moe_of_difference is None:
@@ -389,7 +394,8 @@ def _clean(value: float | None) -> float | None:
 def compare(
     a: str, x1: Number | None, moe1: Number | None, b: str, x2: Number | None, moe2: Number | None, level: float = 0.9
 ) -> Significance:
-    """Test ``a`` (value ``x1`` ±``moe1``) against ``b`` (``x2`` ±``moe2``): the :class:`Significance` of X1 − X2."""
+    """Test ``a`` (value ``x1`` ±``moe1``) against ``b`` (``x2`` ±``moe2``): the :class:`Significance` of
+    X1 − X2."""
     v1, v2 = _num(x1, "x1"), _num(x2, "x2")
     diff = None if v1 is None or v2 is None else v1 - v2
     moe = moe_difference(moe1, moe2)

@@ -291,9 +291,11 @@ def test_cpi_table_holds_the_shipped_file(owner):
 
 
 def test_install_is_idempotent_and_repairs_the_table(owner):
-    definitions = "SELECT string_agg(pg_get_functiondef(p.oid), '' ORDER BY p.proname) FROM pg_proc p " \
-                  "JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = 'public' AND p.proname LIKE 'moe%' " \
-                  "AND p.prokind = 'f'"
+    definitions = (
+        "SELECT string_agg(pg_get_functiondef(p.oid), '' ORDER BY p.proname) FROM pg_proc p "
+        "JOIN pg_namespace n ON n.oid = p.pronamespace "
+        "WHERE n.nspname = 'public' AND p.proname LIKE 'moe%' AND p.prokind = 'f'"
+    )
     before_rows = owner.execute("SELECT year, index FROM public.cpi_u_rs ORDER BY year").fetchall()
     before_defs = owner.execute(definitions).fetchone()
     try:

@@ -95,7 +95,9 @@ LOUDOUN_BANDS = [
 ]
 
 
-@pytest.mark.parametrize("band, estimate, moe, published_se, published_cv", LOUDOUN_BANDS, ids=[b[0] for b in LOUDOUN_BANDS])
+@pytest.mark.parametrize(
+    "band, estimate, moe, published_se, published_cv", LOUDOUN_BANDS, ids=[b[0] for b in LOUDOUN_BANDS]
+)
 def test_2_2_se_and_cv_of_each_band(band, estimate, moe, published_se, published_cv):
     assert printed(se(moe), published_se)
     assert printed(cv(estimate, moe), published_cv, 1)
@@ -576,7 +578,8 @@ def test_decimal_inputs_give_the_same_numbers():
     assert moe_sum([Decimal(e) for e in FEMALES], [Decimal(m) for m in FEMALES_MOE]) == moe_sum(FEMALES, FEMALES_MOE)
     assert moe_proportion(Decimal("203119"), Decimal("630498"), Decimal("5070"), Decimal("831.1113042186347")) == \
         pytest.approx(0.0080300, abs=1e-7)
-    assert z_score(Decimal("12.6"), Decimal("0.2"), Decimal("10.5"), Decimal("0.3")) == pytest.approx(9.5810591, abs=1e-7)
+    z = z_score(Decimal("12.6"), Decimal("0.2"), Decimal("10.5"), Decimal("0.3"))
+    assert z == pytest.approx(9.5810591, abs=1e-7)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -588,7 +591,8 @@ NONE_CASES = [
     (moe_difference, (None, 1)), (moe_difference, (1, None)),
     (moe_proportion, (None, 2, 1, 1)), (moe_proportion, (1, None, 1, 1)), (moe_proportion, (1, 2, None, 1)),
     (moe_proportion, (1, 2, 1, None)),
-    (moe_ratio, (None, 2, 1, 1)), (moe_ratio, (1, None, 1, 1)), (moe_ratio, (1, 2, None, 1)), (moe_ratio, (1, 2, 1, None)),
+    (moe_ratio, (None, 2, 1, 1)), (moe_ratio, (1, None, 1, 1)), (moe_ratio, (1, 2, None, 1)),
+    (moe_ratio, (1, 2, 1, None)),
     (moe_product, (None, 2, 1, 1)), (moe_product, (1, None, 1, 1)), (moe_product, (1, 2, None, 1)),
     (moe_product, (1, 2, 1, None)),
     (pct_change, (None, 2)), (pct_change, (1, None)),
@@ -612,7 +616,8 @@ def test_none_in_none_out(fn, args):
     "call, error",
     [(lambda: se(-1), ValueError), (lambda: moe_sum([1], [-2]), ValueError), (lambda: se(True), TypeError),
      (lambda: se("5"), TypeError), (lambda: se(float("nan")), ValueError), (lambda: cv(float("inf"), 1), ValueError),
-     (lambda: confidence_interval(1, 1, "ratio"), ValueError), (lambda: significant(1, 1, 2, 1, level=0.8), ValueError)],
+     (lambda: confidence_interval(1, 1, "ratio"), ValueError),
+     (lambda: significant(1, 1, 2, 1, level=0.8), ValueError)],
 )
 def test_bad_input_is_an_error_not_a_number(call, error):
     with pytest.raises(error):

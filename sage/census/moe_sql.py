@@ -90,7 +90,8 @@ BEGIN
         RETURN NULL;
     END IF;
     IF num < 0 OR den < 0 OR num > den THEN
-        RAISE EXCEPTION 'moe_proportion needs 0 <= num <= den (got num %, den %): the numerator must be a part of the denominator; use moe_ratio for a ratio', num, den
+        RAISE EXCEPTION 'moe_proportion needs 0 <= num <= den (got num %, den %): the numerator must be a part '
+                        'of the denominator; use moe_ratio for a ratio', num, den
             USING ERRCODE = '22023';
     END IF;
     IF num = den THEN
@@ -242,8 +243,8 @@ def load_cpi(conn: psycopg.Connection, table: cpi.CpiTable) -> int:
     years = list(table.values)
     with conn.cursor() as cur:
         cur.executemany(
-            "INSERT INTO public.cpi_u_rs (year, index) VALUES (%s, %s) "
-            "ON CONFLICT (year) DO UPDATE SET index = EXCLUDED.index WHERE cpi_u_rs.index IS DISTINCT FROM EXCLUDED.index",
+            "INSERT INTO public.cpi_u_rs (year, index) VALUES (%s, %s) ON CONFLICT (year) "
+            "DO UPDATE SET index = EXCLUDED.index WHERE cpi_u_rs.index IS DISTINCT FROM EXCLUDED.index",
             [(year, table.values[year]) for year in years],
         )
         cur.execute("DELETE FROM public.cpi_u_rs WHERE NOT (year = ANY(%s))", (years,))
