@@ -33,6 +33,7 @@ class ErrorKind(StrEnum):
     # data files
     DATA_MISSING = "data_missing"
     DATA_MALFORMED = "data_malformed"
+    CPI_YEAR_MISSING = "cpi_year_missing"
     # the question (the app shows these as a warning, not an error)
     QUESTION_TYPE = "question_type"
     QUESTION_EMPTY = "question_empty"
@@ -48,8 +49,12 @@ class ErrorKind(StrEnum):
     API = "api"
     BAD_ANSWER = "bad_answer"
     ATTEMPTS_EXHAUSTED = "attempts_exhausted"
-    #: not an exception: the ``error.kind`` of an answer the data cannot give (see :class:`sage.answer.Outcome`)
+    #: not exceptions: the ``error.kind`` of an answer the data cannot give as asked (see
+    #: :class:`sage.answer.Outcome`): the data cannot answer it; an ACS table that would is not loaded; a name
+    #: with several readings (the suggestions are the readings)
     DECLINED = "declined"
+    NEEDS_FETCH = "needs_fetch"
+    AMBIGUOUS = "ambiguous"
     # running a guarded query
     TIMEOUT = "timeout"
     PERMISSION = "permission"

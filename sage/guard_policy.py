@@ -10,8 +10,9 @@ import pglast.keywords
 from pglast.enums import SQLValueFunctionOp
 from sqlglot import exp
 
-#: the only tables planned SQL may read (all in schema ``public``)
-TABLES = ("geography", "variables", "estimates")
+#: the only tables planned SQL may read (all in schema ``public``): the census tables and the CPI table
+#: (:mod:`sage.census.moe_sql`)
+TABLES = ("geography", "variables", "estimates", "cpi_u_rs")
 TABLES_TEXT = ", ".join(f"public.{t}" for t in TABLES)
 
 #: functions callable by their plain name: aggregates, window functions, math, text, dates.  An allowlist, not a
@@ -31,6 +32,7 @@ FUNCTIONS = frozenset(
     reverse starts_with translate regexp_replace regexp_match regexp_like
     to_char to_number to_date to_timestamp date_trunc date_part extract make_date age now like_escape
     array_length array_to_string cardinality num_nulls num_nonnulls
+    moe_sum moe_difference moe_proportion moe_ratio moe_product moe_pct_change
     """.split()
 )
 

@@ -1,7 +1,8 @@
 """`python -m sage setup`: everything a fresh database needs, safe to run again.
 
 Steps, each reported through ``progress``: start or reach the server, the ``vector`` extension and schemas, the
-census tables with their comments and indexes, the shipped extract, the reader role, the embedding index.
+census tables with their comments and indexes, the shipped extract, the margin-of-error functions and the CPI table
+(:mod:`.moe_sql`), the reader role, the embedding index.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from ..errors import DatabaseError
 from ..index import index_schema
 from ..settings import Settings
 from ..types import StepProgress
-from . import loader, schema
+from . import loader, moe_sql, schema
 
 log = logging.getLogger(__name__)
 
@@ -109,6 +110,8 @@ def reader_role_sql(dbname: str, password: str | None, timeout_ms: int) -> list[
         pgsql.SQL("REVOKE ALL ON ALL TABLES IN SCHEMA public FROM {role}").format(role=role),
         pgsql.SQL("GRANT USAGE ON SCHEMA public TO {role}").format(role=role),
         pgsql.SQL("GRANT SELECT ON public.geography, public.variables, public.estimates TO {role}").format(role=role),
+        # the CPI table and the margin-of-error functions (EXECUTE on them is revoked from PUBLIC by moe_sql.install)
+        *moe_sql.grant_statements(db.READER_ROLE),
         pgsql.SQL("REVOKE TEMPORARY, CREATE ON DATABASE {db} FROM PUBLIC").format(db=pgsql.Identifier(dbname)),
         pgsql.SQL(
             "DO $$ DECLARE f regprocedure; BEGIN FOR f IN SELECT p.oid::regprocedure FROM pg_proc p "
@@ -190,6 +193,10 @@ def run_setup(settings: Settings, progress: StepProgress | None = None, *, build
             "loading the census extract", lambda: loader.load_extract(conn, settings.data_path / "acs", progress)
         )
         report.data_skipped = loaded["skipped"]
+        step(
+            "installing the margin-of-error functions and the CPI table",
+            lambda: moe_sql.install(conn, settings.data_path),
+        )
         report.rows = {
             t: conn.execute(pgsql.SQL("SELECT count(*) FROM {}").format(pgsql.Identifier(*t.split(".")))).fetchone()[0]
             for t in schema.TABLES

@@ -1,0 +1,216 @@
+"""Which differences in a query result are statistically significant: computed by ``sage`` from the rows, never
+by a model.
+
+**Column naming convention (planners follow it).**  Every number that has a margin of error is returned as two
+columns: ``<value>`` and ``<value>_moe``, the 90% margin of error in the same unit.  For example::
+
+    SELECT g.name, e.estimate AS median_income, e.margin_error AS median_income_moe ...
+    SELECT g.name, sum(e.estimate) AS households, moe_sum(e.estimate, e.margin_error) AS households_moe ...
+    SELECT g.name, 100 * x / y AS pct_poor, 100 * moe_proportion(x, y, x_moe, y_moe) AS pct_poor_moe ...
+    SELECT g.name, later - earlier AS change, moe_difference(later_moe, earlier_moe) AS change_moe ...
+
+A ``_moe`` column that is NULL (or absent) means the margin is unknown: significance cannot be assessed for that
+row, and the answer must say so (:func:`missing_margins`, :func:`missing_margins_sentence`) and never imply it.
+
+Two kinds of comparison, each returning :class:`sage.stats.Significance` items (``to_dict()`` gives the
+``"significance"`` entries of ``ask --json``: ``{"a", "b", "difference", "moe", "z", "significant", "level"}``):
+
+* :func:`pairwise` compares places (rows) with one another on one value: ``Z = (X1 − X2) / sqrt(SE1² + SE2²)``,
+  ``SE = MOE / 1.645``, significant at 90% when ``|Z| > 1.645`` (research note ``acs-statistics.md`` §1.8);
+* :func:`changes` tests each row's change between two periods, already computed with its MOE in the row
+  (``a`` = the later period, ``b`` = the earlier): significant when ``|change / SE(change)| > 1.645``.
+
+No multiple-comparison adjustment is made, as in the Census Bureau's own Statistical Testing Tool ([H20] footnote 61).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Sequence
+from itertools import combinations
+from typing import Any
+
+from .stats import Significance, _num, assess_change, compare
+
+#: all pairs are tested up to this many rows (12 rows -> 66 pairs); beyond it only neighbours in the ranking
+MAX_PAIRWISE_ROWS = 12
+MOE_SUFFIX = "_moe"
+
+
+class Comparisons(list):
+    """A ``list[Significance]`` that also says how the pairs were chosen.
+
+    ``adjacent_only`` is True when there were more than :data:`MAX_PAIRWISE_ROWS` comparable rows, so only the
+    adjacent pairs of the ranking (highest value first) were tested; ``note`` then says so in words.  ``skipped``
+    lists the labels of rows left out because their value is NULL.
+    """
+
+    def __init__(self, items=(), *, adjacent_only: bool = False, compared_rows: int = 0,
+                 skipped: Sequence[str] = ()) -> None:
+        super().__init__(items)
+        self.adjacent_only = adjacent_only
+        self.compared_rows = compared_rows
+        self.skipped = list(skipped)
+
+    @property
+    def note(self) -> str | None:
+        if not self.adjacent_only:
+            return None
+        return (
+            f"With {self.compared_rows} places, only neighbours in the ranking were tested (each place against the "
+            f"next one down), not all {self.compared_rows * (self.compared_rows - 1) // 2} pairs."
+        )
+
+    def to_list(self) -> list[dict[str, Any]]:
+        return [item.to_dict() for item in self]
+
+
+def moe_column(value_col: str) -> str:
+    """The margin column of ``value_col`` by the naming convention: ``<value>_moe``."""
+    return value_col + MOE_SUFFIX
+
+
+def margin_columns(columns: Sequence[str]) -> dict[str, str]:
+    """``{value column: its margin column}`` for every column that has a ``<value>_moe`` sibling in ``columns``."""
+    present = set(columns)
+    return {c: moe_column(c) for c in columns if not c.endswith(MOE_SUFFIX) and moe_column(c) in present}
+
+
+def _index(columns: Sequence[str], name: str) -> int:
+    try:
+        return list(columns).index(name)
+    except ValueError:
+        raise KeyError(f"the result has no column {name!r} (columns: {', '.join(columns)})") from None
+
+
+def _labeller(columns: Sequence[str], label_cols: Sequence[str] | str):
+    if isinstance(label_cols, str):
+        label_cols = [label_cols]
+    idx = [_index(columns, c) for c in label_cols]
+    if not idx:
+        raise ValueError("label_cols must name at least one column")
+
+    def label(row: Sequence[Any]) -> str:
+        return ", ".join("" if row[i] is None else str(row[i]) for i in idx)
+
+    return label
+
+
+def _moe_index(columns: Sequence[str], value_col: str, moe_col: str | None) -> int | None:
+    """The margin column's position; None when the result has none (significance cannot be assessed)."""
+    name = moe_col or moe_column(value_col)
+    if name in columns:
+        return _index(columns, name)
+    if moe_col is not None:
+        raise KeyError(f"the result has no column {moe_col!r} (columns: {', '.join(columns)})")
+    return None
+
+
+def pairwise(
+    columns: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    label_cols: Sequence[str] | str,
+    value_col: str,
+    moe_col: str | None = None,
+    *,
+    level: float = 0.9,
+) -> Comparisons:
+    """Test the places of a result against one another on ``value_col`` (margins in ``moe_col``, by default
+    ``<value_col>_moe``).
+
+    Up to :data:`MAX_PAIRWISE_ROWS` rows with a value: every pair, in result order (``a`` the earlier row, ``b``
+    the later, ``difference = a − b``).  More rows: the rows are ranked by value, highest first, and each is tested
+    against the next (``Comparisons.adjacent_only`` is then True).  Rows whose value is NULL are left out
+    (``Comparisons.skipped``); a NULL or absent margin gives entries whose ``significant`` is None (cannot be
+    assessed).
+    """
+    label = _labeller(columns, label_cols)
+    vi = _index(columns, value_col)
+    mi = _moe_index(columns, value_col, moe_col)
+    present, skipped = [], []
+    for row in rows:
+        value = _num(row[vi], value_col)
+        if value is None:
+            skipped.append(label(row))
+            continue
+        present.append((label(row), value, None if mi is None else row[mi]))
+    pairs: Iterable[tuple[tuple[Any, float, Any], tuple[Any, float, Any]]]
+    if len(present) <= MAX_PAIRWISE_ROWS:
+        pairs = combinations(present, 2)
+        adjacent = False
+    else:
+        ranked = sorted(present, key=lambda item: item[1], reverse=True)
+        pairs = itertools.pairwise(ranked)
+        adjacent = True
+    items = [compare(a, xa, ma, b, xb, mb, level) for (a, xa, ma), (b, xb, mb) in pairs]
+    return Comparisons(items, adjacent_only=adjacent, compared_rows=len(present), skipped=skipped)
+
+
+def changes(
+    columns: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    label_cols: Sequence[str] | str,
+    change_col: str,
+    change_moe_col: str | None = None,
+    *,
+    later: str = "later period",
+    earlier: str = "earlier period",
+    level: float = 0.9,
+) -> list[Significance]:
+    """Test each row's change (``change_col``, with its MOE in ``change_moe_col``, by default
+    ``<change_col>_moe``): one :class:`Significance` per row, ``a = "<label> (<later>)"``,
+    ``b = "<label> (<earlier>)"``, ``difference`` = the change, significant when ``|change / SE| > Z_level``.
+
+    Name the periods (``later="2019-2023", earlier="2014-2018"``).  A row whose change or margin is NULL gets an
+    entry with ``significant`` None (cannot be assessed), so every row is accounted for.
+    """
+    label = _labeller(columns, label_cols)
+    ci = _index(columns, change_col)
+    mi = _moe_index(columns, change_col, change_moe_col)
+    out = []
+    for row in rows:
+        place = label(row)
+        out.append(
+            assess_change(f"{place} ({later})", f"{place} ({earlier})", row[ci], None if mi is None else row[mi], level)
+        )
+    return out
+
+
+def missing_margins(
+    columns: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    label_cols: Sequence[str] | str,
+    value_col: str,
+    moe_col: str | None = None,
+) -> list[str]:
+    """Labels of the rows that have a value but no margin (the ``_moe`` column is NULL, or the result has none):
+    for these, significance cannot be assessed.  Empty when every row with a value has its margin."""
+    label = _labeller(columns, label_cols)
+    vi = _index(columns, value_col)
+    mi = _moe_index(columns, value_col, moe_col)
+    return [label(row) for row in rows if row[vi] is not None and (mi is None or row[mi] is None)]
+
+
+def missing_margins_sentence(labels: Sequence[str], total: int | None = None) -> str | None:
+    """The plain sentence an answer gives when margins are missing; None when none are."""
+    if not labels:
+        return None
+    if total is not None and len(labels) == total:
+        who = "any of these places" if total > 1 else "this place"
+        return (f"The margins of error are not available for {who}, so whether the differences are statistically "
+                "significant cannot be assessed.")
+    shown = ", ".join(labels[:5]) + (f" and {len(labels) - 5} more" if len(labels) > 5 else "")
+    return (f"The margins of error are not available for {shown}, so statistical significance cannot be assessed "
+            "for comparisons involving them.")
+
+
+__all__ = [
+    "Comparisons",
+    "MAX_PAIRWISE_ROWS",
+    "changes",
+    "margin_columns",
+    "missing_margins",
+    "missing_margins_sentence",
+    "moe_column",
+    "pairwise",
+]
