@@ -171,51 +171,66 @@ def read_questions(path: Path) -> list[dict]:
     return rows
 
 
-def evaluate_file(settings, path: Path, planner: str | None = None,
-                  progress: Callable[..., None] | None = None) -> dict:
-    """Run every question of ``path`` through the full agent and score it against its gold SQL.
+def score(settings, row: dict, planner: str | None = None) -> dict[str, Any]:
+    """Ask one question-set row through the full guarded path and score it against its gold SQL.
 
-    The report is the CLI's ``eval`` JSON (DESIGN.md): ``n``, ``correct``, ``accuracy``, ``results`` (one per
-    question: ``id``, ``question``, ``sql``, ``columns``, ``rows``, ``gold_columns``, ``gold_rows``, ``correct``,
-    ``error``, ``timings_ms``), plus ``by_kind`` and plan-latency percentiles.  ``gold_sql: null`` is right only
-    when the answer declines.
+    The item is one entry of the ``eval`` JSON's ``results`` (``id``, ``question``, ``sql``, ``columns``, ``rows``,
+    ``gold_columns``, ``gold_rows``, ``correct``, ``error``, ``timings_ms``) plus ``outcome``: ``right``,
+    ``wrong_answered`` (rows that are not the answer, or an answer where the data cannot answer) or
+    ``wrong_declined`` (a decline or failure where there is an answer).  A wrong answer is worse than a decline,
+    so the two are counted apart.
     """
     from . import agent, execute, guard
 
+    answer = agent.ask(row["question"], settings, planner=planner, record=False)
+    gold_sql = row.get("gold_sql")
+    item: dict[str, Any] = {
+        "id": row["id"], "question": row["question"], "kind": row.get("kind"), "sql": answer.sql or None,
+        "columns": answer.result.columns if answer.result else None,
+        "rows": answer.result.rows if answer.result else None,
+        "gold_columns": None, "gold_rows": None, "correct": False, "error": None,
+        "timings_ms": dict(answer.timings_ms), "assumptions": answer.assumptions,
+    }
+    if gold_sql is None:
+        item["correct"] = answer.declined
+        item["error"] = None if answer.declined else "expected a decline: the data cannot answer this"
+    else:
+        try:
+            gold = execute.run(guard.check(gold_sql, max_rows=settings.max_rows), settings)
+            item["gold_columns"], item["gold_rows"] = gold.columns, gold.rows
+        except SageError as exc:
+            item["error"] = f"gold SQL failed: {exc.message}"
+            item["outcome"] = "gold_failed"
+            return item
+        if not answer.answered:
+            err = answer.error
+            item["error"] = f"{err.kind}: {err.message}" if err else "no answer"
+        else:
+            ok, why = compare_results(gold.columns, gold.rows, answer.result.columns, answer.result.rows,
+                                      gold_is_ordered(gold_sql))
+            item["correct"] = ok
+            item["error"] = None if ok else why
+    if item["correct"]:
+        item["outcome"] = "right"
+    else:
+        item["outcome"] = "wrong_answered" if answer.answered else "wrong_declined"
+    return item
+
+
+def evaluate_file(settings, path: Path, planner: str | None = None,
+                  progress: Callable[..., None] | None = None) -> dict:
+    """Run every question of ``path`` through the full agent and score it against its gold SQL (:func:`score`).
+
+    The report is the CLI's ``eval`` JSON (docs/design.md): ``n``, ``correct``, ``accuracy``, ``wrong_answered``,
+    ``wrong_declined``, ``results``, plus ``by_kind`` and plan-latency percentiles.  ``gold_sql: null`` is right
+    only when the answer declines.
+    """
     rows = read_questions(path)
     progress = progress or (lambda *a, **k: None)
     results = []
     for i, row in enumerate(rows):
         progress("evaluating", i, len(rows))
-        answer = agent.ask(row["question"], settings, planner=planner, record=False)
-        gold_sql = row.get("gold_sql")
-        item: dict[str, Any] = {
-            "id": row["id"], "question": row["question"], "kind": row.get("kind"), "sql": answer.sql or None,
-            "columns": answer.result.columns if answer.result else None,
-            "rows": answer.result.rows if answer.result else None,
-            "gold_columns": None, "gold_rows": None, "correct": False, "error": None,
-            "timings_ms": dict(answer.timings_ms), "assumptions": answer.assumptions,
-        }
-        if gold_sql is None:
-            item["correct"] = answer.declined
-            item["error"] = None if answer.declined else "expected a decline: the data cannot answer this"
-        else:
-            try:
-                gold = execute.run(guard.check(gold_sql, max_rows=settings.max_rows), settings)
-                item["gold_columns"], item["gold_rows"] = gold.columns, gold.rows
-            except SageError as exc:
-                item["error"] = f"gold SQL failed: {exc.message}"
-                results.append(item)
-                continue
-            if not answer.answered:
-                err = answer.error
-                item["error"] = f"{err.kind}: {err.message}" if err else "no answer"
-            else:
-                ok, why = compare_results(gold.columns, gold.rows, answer.result.columns, answer.result.rows,
-                                          gold_is_ordered(gold_sql))
-                item["correct"] = ok
-                item["error"] = None if ok else why
-        results.append(item)
+        results.append(score(settings, row, planner))
     progress("evaluating", len(rows), len(rows))
     n = len(results)
     correct = sum(1 for r in results if r["correct"])
@@ -227,6 +242,8 @@ def evaluate_file(settings, path: Path, planner: str | None = None,
         "n": n,
         "correct": correct,
         "accuracy": round(correct / n, 4) if n else 0.0,
+        "wrong_answered": sum(1 for r in results if r["outcome"] == "wrong_answered"),
+        "wrong_declined": sum(1 for r in results if r["outcome"] == "wrong_declined"),
         "by_kind": {k: {"n": len(v), "correct": sum(v), "accuracy": round(sum(v) / len(v), 4)}
                     for k, v in sorted(by_kind.items())},
         "plan_ms": {"p50": round(statistics.median(plan_ms), 2) if plan_ms else 0.0,
@@ -236,5 +253,5 @@ def evaluate_file(settings, path: Path, planner: str | None = None,
     }
 
 
-__all__ = ["ABS_TOL", "REL_TOL", "compare_results", "evaluate_file", "gold_is_ordered", "read_questions",
+__all__ = ["ABS_TOL", "REL_TOL", "compare_results", "evaluate_file", "gold_is_ordered", "read_questions", "score",
            "values_equal"]
