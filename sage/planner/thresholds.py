@@ -9,6 +9,7 @@ from ..census.semantic import Measure, Mention
 from .catalog import Catalog
 from .declines import Decline, topic_suggestions
 from .measures import implied_measure
+from .frame import Condition
 from .parsed import Parse, Threshold
 from .vocabulary import (LEVEL_PLURAL, NOUN_MEASURE, NUM_WORDS, SET_CUE, THAN_PLACE, THRESHOLD_RES, _GE, _LE, _LT,
                          fraction_percent, mask, nice_name, overlaps, parse_number)
@@ -174,7 +175,7 @@ def threshold_from(mt: re.Match, kind: str) -> Threshold | None:
     return Threshold(op, value, None, unit, mt.span(), mt.group(0), noun=(g.get("noun") or "").strip())
 
 
-def describe_threshold(th: Threshold) -> str:
+def describe_threshold(th: Threshold | Condition) -> str:
     unit = th.measure.unit if th.measure else th.unit
     def f(v):
         if unit == "percent":
@@ -194,3 +195,7 @@ def _fmt_num(value: float) -> str:
     if float(value).is_integer():
         return f"{int(value):,}"
     return f"{value:,.2f}".rstrip("0").rstrip(".")
+
+
+#: a frame's condition reads like the threshold it came from
+describe_condition = describe_threshold
