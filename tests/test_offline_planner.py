@@ -457,7 +457,6 @@ def test_a_region_adjective_keeps_the_superlative(planner, settings):
     ("average median household income of counties in Ohio", "average"),
     ("mean unemployment rate across Texas counties", "mean"),
     ("which county has the most people per housing unit", "ratio of two measures"),
-    ("total population of the US excluding Texas", "leaving out"),
 ])
 def test_qualifiers_it_cannot_honour_are_declined_not_dropped(planner, question, why):
     plan = planner.plan(question, [])
@@ -472,6 +471,22 @@ def test_a_place_named_only_to_be_left_out_is_not_the_answer(planner, settings):
         "sum(e.estimate) FILTER (WHERE e.variable_code = 'B03002_001E') FROM public.estimates e "
         "JOIN public.geography g ON g.geo_id = e.geo_id WHERE g.level = 'state' AND g.state_abbr <> 'PR'")
     assert len(result.rows) == 1 and values_equal(expected, result.rows[0][-1])
+
+
+@pytest.mark.parametrize("question, left_out", [
+    ("total population of the US excluding Texas", ("TX", "PR")),
+    ("population of the contiguous US", ("AK", "HI", "PR")),
+    ("total population of the lower 48 states", ("AK", "HI", "PR", "DC")),
+    ("US population with Puerto Rico included", ()),
+    ("how many people live in the 50 states plus DC", ("PR",)),
+])
+def test_clauses_that_change_the_set_summed(planner, settings, question, left_out):
+    plan = planner.plan(question, [])
+    result = run(plan, settings)
+    expected = db_value(settings, "SELECT sum(e.estimate) FROM public.estimates e JOIN public.geography g "
+                        "ON g.geo_id = e.geo_id WHERE g.level = 'state' AND e.variable_code = 'B01003_001E' "
+                        "AND NOT g.state_abbr = ANY(%s)", list(left_out))
+    assert result.rows == [[expected]], plan.assumptions
 
 
 def test_average_as_a_synonym_of_a_median_is_stated(planner, settings):

@@ -152,6 +152,17 @@ def build_query(p: Parse, cat: Catalog) -> Query:
          "How many people live in the US?"])
 
 
+def _exclusions(p: Parse, base: set[str]) -> frozenset[str]:
+    """The state-level rows left out of a set or a sum: ``base`` (Puerto Rico for a US total), DC and Puerto Rico
+    for "the 50 states", what the clauses of :mod:`.scope` left out, less what they added back."""
+    out = set(base)
+    if p.fifty:
+        out |= {"DC", "PR"}
+    out |= p.exclude
+    out -= p.include
+    return frozenset(out)
+
+
 def _measure(cat: Catalog, name: str) -> Measure:
     m = cat.measure(name)
     if m is None:
@@ -342,10 +353,7 @@ def _national(p: Parse, cat: Catalog, measures: list[Measure], notes: list[str])
                  f"List counties with a {nice_name(m)} above {example_threshold(m)}",
                  "How many people live in the US?"])
         raise Decline(f"{m.label} has no state rows to add up into a US figure.", generic_suggestions())
-    exclude = set() if p.incl_pr else {"PR"}
-    if p.fifty or p.excl_dc:
-        exclude.add("DC")
-    geo = GeoSet(level="state", exclude=frozenset(exclude))
+    geo = GeoSet(level="state", exclude=_exclusions(p, {"PR"}))
     if p.national:
         notes.append("“US” " + _us_scope(geo.exclude))
     else:
@@ -354,9 +362,15 @@ def _national(p: Parse, cat: Catalog, measures: list[Measure], notes: list[str])
 
 
 def _us_scope(exclude: frozenset[str]) -> str:
-    scope = "the 50 states" if "DC" in exclude else "the 50 states + DC"
-    if "PR" not in exclude:
-        scope += " and Puerto Rico"
+    """How a total over state rows was computed, in words."""
+    if exclude == {"PR"}:
+        scope = "the 50 states + DC"
+    elif exclude == {"DC", "PR"}:
+        scope = "the 50 states"
+    elif not exclude:
+        scope = "the 50 states + DC and Puerto Rico"
+    else:
+        scope = "every state row except " + join_words(sorted(exclude))
     return (f"computed as the sum over {scope} (the state rows; there are no nation rows)"
             + ("; Puerto Rico excluded." if "PR" in exclude else "."))
 
@@ -371,7 +385,7 @@ def _share_of_parent(p: Parse, cat: Catalog, m: Measure, parts: list[Place], not
         for pl in parts:
             if not cat.has(m, pl.geo_id):
                 raise Decline(no_rows(m, pl, cat), coverage_suggestions(m, pl, cat))
-    geo = GeoSet(level=parts[0].level, places=tuple(parts), exclude=frozenset({"PR"}))
+    geo = GeoSet(level=parts[0].level, places=tuple(parts), exclude=_exclusions(p, {"PR"}))
     return Query(Op.SHARE, (m,), geo, notes=tuple(notes + p.notes))
 
 
@@ -398,7 +412,7 @@ def _counties_per_state(p: Parse, masked: str, notes: list[str]) -> Query:
         limit = 1
     else:
         limit = 10 if ranked else 0
-    geo = GeoSet(level="county", exclude=frozenset({"DC", "PR"}) if p.fifty else frozenset())
+    geo = GeoSet(level="county", exclude=_exclusions(p, set()))
     rank = Rank(by=None, descending=not asc, n=limit, n_given=bool(n_match))  # type: ignore[arg-type]
     return Query(Op.PER_PARENT, (), geo, rank=rank, notes=tuple(notes))
 
@@ -410,9 +424,9 @@ def _count_geographies(p: Parse, notes: list[str]) -> Query:
     if level == "county" and states:
         geo = GeoSet(level="county", within=states)
     elif level == "county":
-        geo = GeoSet(level="county", exclude=frozenset({"PR"}))
+        geo = GeoSet(level="county", exclude=_exclusions(p, {"PR"}))
     else:
-        geo = GeoSet(level="state", exclude=frozenset({"DC", "PR"}) if p.fifty else frozenset({"PR"}))
+        geo = GeoSet(level="state", exclude=_exclusions(p, {"PR"}))
     return Query(Op.COUNT, (), geo, notes=tuple(notes))
 
 
@@ -463,19 +477,12 @@ def _set_query(p: Parse, cat: Catalog, measures: list[Measure], masked: str, not
                       [f"Which 10 {'counties' if level == 'county' else 'states'} have the highest "
                        f"{nice_name(measures[0])}?"] if measures else generic_suggestions())
 
-    exclude: set[str] = set()
-    if level == "state" and not scope_states:
-        if p.fifty or p.excl_dc:
-            exclude.add("DC")
-        if p.fifty or p.excl_pr_said:
-            exclude.add("PR")
-    elif level == "county" and not scope_states and (p.fifty or p.excl_pr_said):
-        exclude.add("PR")
+    exclude = _exclusions(p, set()) if not scope_states else frozenset()
     independent = level == "county" and bool(INDEPENDENT_CITY.search(masked)) and not re.search(
         r"\b(counties|county|parishes|parish|boroughs|county equivalents)\b", masked)
     geo = GeoSet(level=level, places=tuple(level_places),
                  within=tuple(scope_states) if not (level == "state") else tuple(scope_states),
-                 exclude=frozenset(exclude), independent_cities=independent)
+                 exclude=exclude, independent_cities=independent)
 
     direction, n, n_given = read_rank(p, masked, measures)
     conditions = tuple(Condition(th.measure, th.op, th.value, th.value2, th.ref, None, th.text, th.unit)

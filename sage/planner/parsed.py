@@ -59,12 +59,14 @@ class Parse:
     thresholds: list[Threshold] = field(default_factory=list)
     level: str | None = None
     national: bool = False
+    #: "the 50 states": DC and Puerto Rico are not in the set unless a clause adds them back
     fifty: bool = False
-    #: "the 50 states plus DC": the 51 state rows (Puerto Rico left out)
-    fifty_and_dc: bool = False
-    excl_dc: bool = False
-    incl_pr: bool = False
-    excl_pr_said: bool = False
+    #: postal codes a clause adds to the set ("including Puerto Rico") or leaves out ("excluding DC"), see scope.py
+    include: set[str] = field(default_factory=set)
+    exclude: set[str] = field(default_factory=set)
+    #: "the contiguous US", "the lower 48"
+    contiguous: bool = False
+    scope_spans: list[tuple[int, int]] = field(default_factory=list)
     per_n: tuple[int, str] | None = None  # "per 1,000 residents": (1000, the phrase) — a count over population
     vs_us: bool = False  # "higher than the national average", "Texas vs the US": add a US row to the places
     notes: list[str] = field(default_factory=list)

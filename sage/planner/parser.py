@@ -14,13 +14,11 @@ from .declines import Decline, place_suggestions, topic_suggestions
 from .measures import find_measures
 from .parsed import Parse
 from .places import find_places, find_unknown_places, resolve_ambiguous
+from .scope import read_scope
 from .thresholds import find_thresholds
 from .vocabulary import (
     CITY_WORD,
-    EXCL_DC,
-    EXCL_PR,
     FIFTY,
-    INCL_PR,
     INDEPENDENT_CITY,
     LEVEL_PLURAL,
     LEVEL_SINGULAR,
@@ -47,6 +45,7 @@ def parse_question(question: str, chunks: Sequence[Chunk], cat: Catalog) -> Pars
     the measures found) and the level."""
     tc = normalize_question(question)
     p = Parse(question=question, tc=tc, t=tc.lower())
+    read_scope(p, cat)
     find_places(p, cat)
     drop_excluded(p)
     find_measures(p, cat, chunks)
@@ -58,36 +57,10 @@ def parse_question(question: str, chunks: Sequence[Chunk], cat: Catalog) -> Pars
     return p
 
 
-_EXCLUDING = re.compile(r"\b(excluding|except( for)?|without|not counting|leaving out|exclude|minus|other than|"
-                        r"outside( of)?|apart from|but not)\s+(the\s+)?$")
-#: "including Puerto Rico" widens the scope of a set or US question; it does not name the place asked about
-_INCLUDING = re.compile(r"\b(including|include|plus)\s+(the\s+)?$")
-#: "the 50 states plus DC" names the 51 state rows, not DC alone
-_FIFTY_AND = re.compile(r"\b(50|fifty) states,?\s+(and|plus|including|\+|&)\s+(the\s+)?$")
-
-
 def drop_excluded(p: Parse) -> None:
-    """A place named only to be left out ("the US excluding Puerto Rico") is not a place the question is about:
-    DC and Puerto Rico are dropped (the scope flags read in :func:`check_scope` handle them); leaving out any
-    other place is declined rather than answered about that place."""
-    keep = []
-    for pl in p.places:
-        if pl.level == "state" and _EXCLUDING.search(p.t[: pl.span[0]]):
-            if pl.state.abbr in ("DC", "PR"):
-                continue
-            raise Decline(f"leaving out a place (“{p.tc[pl.span[0]:pl.span[1]]}”) is beyond the offline planner; "
-                          "ask for the places you want, or for the US (the 50 states + DC) as a whole.",
-                          ["What is the total population of the US?", "Which 5 states have the most people?",
-                           "Compare the population of Texas and Florida"])
-        if pl.level == "state" and pl.state.abbr == "DC" and _FIFTY_AND.search(p.t[: pl.span[0]]):
-            p.fifty_and_dc = True
-            continue
-        if (pl.level == "state" and pl.state.abbr in ("DC", "PR") and _INCLUDING.search(p.t[: pl.span[0]])
-                and len(p.places) == 1):
-            # the scope flag (incl_pr) carries it; DC is among the states anyway
-            continue
-        keep.append(pl)
-    p.places = keep
+    """A place left out by a clause ("the US excluding California") is not a place the question is about: the
+    clause reader (:mod:`.scope`) has already recorded it in ``p.exclude``; drop any place that still overlaps."""
+    p.places = [pl for pl in p.places if not any(a <= pl.span[0] < b for a, b in p.scope_spans)]
 
 
 def check_scope(p: Parse, cat: Catalog) -> None:
@@ -154,16 +127,8 @@ def check_scope(p: Parse, cat: Catalog) -> None:
         raise Decline(f"comparing against an average or a national/state figure (“{mt.group(0)}”) is beyond "
                       "the offline planner; ask for the places' values and the overall figure separately.",
                       topic_suggestions(p, cat))
-    if FIFTY.search(t) and not p.fifty_and_dc:
+    if FIFTY.search(t):
         p.fifty = True
-    elif p.fifty_and_dc:  # the 50 states + DC: every state row but Puerto Rico
-        p.excl_pr_said = not INCL_PR.search(t)
-    p.excl_dc = bool(EXCL_DC.search(t))
-    if INCL_PR.search(t):
-        p.incl_pr = True
-    if EXCL_PR.search(t):
-        p.incl_pr = False
-        p.excl_pr_said = True
     masked2 = mask(t, p.blocked + [m.span for m in p.mentions if not m.weak])
     if NATIONAL.search(masked2) or re.search(r"\b(US|USA)\b", mask(p.tc, p.blocked)) or LOWER_US.search(masked2):
         p.national = True

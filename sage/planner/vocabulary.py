@@ -148,10 +148,6 @@ NATIONAL = re.compile(
     r"the us overall|us total|"
     r"total us|us overall|us wide)\b")
 FIFTY = re.compile(r"\b(50|fifty) states\b")
-EXCL_DC = re.compile(r"\b(excluding|except|without|not counting|leaving out|exclude|minus) (the )?"
-                     r"(dc|district of columbia|washington dc)\b")
-EXCL_PR = re.compile(r"\b(excluding|except|without|not counting|leaving out|exclude|minus) (the )?(pr|puerto rico)\b")
-INCL_PR = re.compile(r"\b(including|include|with|plus) (the )?(pr|puerto rico)\b")
 
 LEVEL_PLURAL = re.compile(r"\b(states|counties|parishes|boroughs|county equivalents|municipios|census areas|"
                           r"planning regions|independent cities)\b")
@@ -420,8 +416,8 @@ REGION_RES = [(re.compile(r"\b(" + rx + r")\b"), name, codes) for rx, name, code
 INFORMAL_REGION = re.compile(
     r"\b(pacific northwest|northwest|south ?west|south ?east|deep south|sun ?belt|rust ?belt|bible belt|"
     r"corn belt|black belt|great plains|plains states|great lakes|appalachia\w*|mountain west|east coast|"
-    r"gulf coast|gulf states|tri ?state area|bay area|new york metro|dmv area|heartland|lower 48|"
-    r"contiguous (us|united states|states)|continental (us|united states)|upper midwest|border states|"
+    r"gulf coast|gulf states|tri ?state area|bay area|new york metro|dmv area|heartland|"
+    r"upper midwest|border states|"
     r"sand states|dixie|four corners|the coasts|coastal states|swing states|battleground states|"
     r"red states|blue states|southern california|northern california|central valley|inland empire|"
     r"upstate|downstate|panhandle)\b")
