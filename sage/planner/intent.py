@@ -23,7 +23,7 @@ from .vocabulary import (BY_LEVEL, COMBINED, COUNTIES_PER_STATE, INDEPENDENT_CIT
                          SET_CUE, SET_TOTAL, SHARE_OF_WHOLE, SUPERLATIVE, join_words, mask, nice_name)
 
 #: words of a question that count places ("how many counties ...")
-_COUNT_PLACES = re.compile(r"\b(how many|number of|count of|count the) (of the )?(\d+ )?(_+ )*(states|counties|"
+_COUNT_PLACES = re.compile(r"\b(how many|number of|count of|count the) (of the )?(\d+ )?(_+ )*(states|counties|countys|"
                            r"parishes|county equivalents|boroughs)\b")
 
 
@@ -419,7 +419,7 @@ def _counties_per_state(p: Parse, masked: str, notes: list[str]) -> Query:
 
 def _count_geographies(p: Parse, notes: list[str]) -> Query:
     masked = mask(p.t, p.blocked)
-    level = "county" if re.search(r"\b(counties|parishes|boroughs|county equivalents)\b", masked) else "state"
+    level = "county" if re.search(r"\b(counties|countys|parishes|boroughs|county equivalents)\b", masked) else "state"
     states = tuple(pl.state for pl in p.places if pl.level == "state")
     if level == "county" and states:
         geo = GeoSet(level="county", within=states)

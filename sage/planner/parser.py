@@ -7,12 +7,12 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from ..census.semantic import load_gaps
+from ..census.semantic import Mention, load_gaps
 from ..retrieve import Chunk
 from .catalog import Catalog
 from .declines import Decline, place_suggestions, topic_suggestions
 from .measures import find_measures
-from .parsed import Parse
+from .parsed import Parse, Place
 from .places import find_places, find_unknown_places, resolve_ambiguous
 from .scope import read_scope
 from .thresholds import find_thresholds
@@ -32,7 +32,9 @@ from .vocabulary import (
     TIME_WORDS,
     VERSUS_AVG,
     YEAR,
+    join_words,
     mask,
+    nice_name,
     normalize_question,
 )
 
@@ -43,18 +45,116 @@ def parse_question(question: str, chunks: Sequence[Chunk], cat: Catalog) -> Pars
     The order matters: places first (their spans are masked for everything after), then measures, then names
     that are no place (their refusal suggests the question's measure), the scope checks, thresholds (bound to
     the measures found) and the level."""
-    tc = normalize_question(question)
+    context, ask = split_context(question)
+    tc = normalize_question(ask)
     p = Parse(question=question, tc=tc, t=tc.lower())
     read_scope(p, cat)
     find_places(p, cat)
     drop_excluded(p)
+    if context:
+        _use_context(p, context, cat, chunks)
     find_measures(p, cat, chunks)
+    if context and not p.strong():
+        _use_context_measures(p, context, cat, chunks)
     find_unknown_places(p, cat)
     resolve_ambiguous(p)
     check_scope(p, cat)
     find_thresholds(p, cat)
     find_level(p)
     return p
+
+
+#: abbreviations whose period does not end a sentence ("St. Louis", "Washington, D.C. and ...")
+_NO_SENTENCE_END = re.compile(r"(?:\b(?:st|mt|ft|co|vs|no|dr|mr|mrs|ms|jr|sr|inc|approx|pct|est|dept|univ|ave|"
+                              r"e\.g|i\.e|u\.s|d\.c)|\b[a-z])\.$", re.IGNORECASE)
+
+
+def split_context(question: str) -> tuple[str, str]:
+    """``(context, ask)``: a chatty question's scene-setting sentences and the question itself.
+
+    "My coworker from Phoenix says everyone in Arizona lives near it. Is that true? What share of Arizona's
+    population lives in Maricopa County?" asks only the last sentence; the names before it (Phoenix) are not
+    what the answer is about.  The ask is the last sentence with a question mark and whatever follows it (an
+    instruction such as "Leave out Puerto Rico."), or the last sentence; a preamble before a colon inside it
+    ("I want the basics on Buncombe County, NC: how many people live there ...") is context too.  Context is
+    used only for what the ask leaves open: its places ("there", "each"), its measure, its scope clauses."""
+    text = " ".join(question.split())
+    pieces: list[str] = []
+    start = 0
+    for mt in re.finditer(r"[.?!]+\s+(?=[\"“(A-Za-z0-9$])", text):
+        head = text[start:mt.start() + 1]
+        if text[mt.start()] == "." and _NO_SENTENCE_END.search(head):
+            continue
+        pieces.append(text[start:mt.end()].strip())
+        start = mt.end()
+    pieces.append(text[start:].strip())
+    pieces = [x for x in pieces if x]
+    if len(pieces) > 1:
+        asks = [i for i, x in enumerate(pieces) if "?" in x]
+        i = asks[-1] if asks else len(pieces) - 1
+        context, ask = " ".join(pieces[:i]), " ".join(pieces[i:])
+    else:
+        context, ask = "", text
+    # "The Twin Cities counties, Hennepin and Ramsey: what's the median rent in each?"
+    colon = re.search(r":\s+(?=(what|which|how|is|are|does|do|can|could|give|show|list|rank|compare|tell)\b)",
+                      ask, re.IGNORECASE)
+    if colon and colon.start() > 0:
+        context = (context + " " + ask[: colon.start()]).strip()
+        ask = ask[colon.end():]
+    return context, ask
+
+
+#: words of an ask that point back to places named before it
+_BACK_REFERENCE = re.compile(r"\b(there|here|it|its|each|both|them|they|their|these|those|that (county|state|place)|"
+                             r"this (county|state|place)|the (county|state)|these (counties|states)|"
+                             r"those (counties|states))\b")
+
+
+def _use_context(p: Parse, context: str, cat: Catalog, chunks: Sequence[Chunk]) -> None:
+    """The places and scope clauses of the scene-setting text, for an ask that names no place of its own."""
+    tc = normalize_question(context)
+    ctx = Parse(question=context, tc=tc, t=tc.lower())
+    try:
+        read_scope(ctx, cat)
+        find_places(ctx, cat)
+        drop_excluded(ctx)
+    except Decline:
+        return
+    # an instruction in the context ("Leave out Puerto Rico.") still applies
+    p.include |= ctx.include - p.exclude
+    p.exclude |= ctx.exclude - p.include
+    p.notes.extend(n for n in ctx.notes if n not in p.notes)
+    if p.places:
+        return
+    places = [pl for pl in ctx.places if pl.how != "ambiguous"]
+    if not places:
+        return
+    if not _BACK_REFERENCE.search(p.t) and len(places) > 1:
+        places = places[-1:]
+    if _BACK_REFERENCE.search(p.t) and not re.search(r"\b(each|both|them|they|their|these|those)\b", p.t):
+        places = places[-1:]  # "there" is the place named last
+    end = len(p.t)
+    for pl in places:
+        p.places.append(Place(pl.level, pl.state, pl.county, (end, end), "context", pl.text))
+    p.notes.append(f"The question's {'places' if len(places) > 1 else 'place'} read from what comes before it: "
+                   f"{join_words([pl.label for pl in places])}.")
+
+
+def _use_context_measures(p: Parse, context: str, cat: Catalog, chunks: Sequence[Chunk]) -> None:
+    """An ask that names no measure ("Which state is worst?") takes the one named before it."""
+    tc = normalize_question(context)
+    ctx = Parse(question=context, tc=tc, t=tc.lower())
+    try:
+        find_places(ctx, cat)
+        find_measures(ctx, cat, chunks)
+    except Decline:
+        return
+    strong = ctx.strong()
+    if len(strong) != 1:
+        return
+    end = len(p.t)
+    p.mentions.append(Mention(strong[0].measure, end, end, strong[0].phrase))
+    p.notes.append(f"The measure read from what comes before the question: {nice_name(strong[0].measure)}.")
 
 
 def drop_excluded(p: Parse) -> None:

@@ -236,8 +236,8 @@ def _find_county_lists(p: Parse, cat: Catalog) -> None:
     one plural suffix.  Taken only when every name is a county (else "Texas and Oklahoma counties" is a
     level word with two states)."""
     t = p.t
-    for mt in re.finditer(r"\b(counties|parishes)\b", t):
-        suffix = "county" if mt.group(1) == "counties" else "parish"
+    for mt in re.finditer(r"\b(counties|countys|parishes)\b", t):
+        suffix = "county" if mt.group(1) in ("counties", "countys") else "parish"
         head = re.split(r"\b(?:in|of|for|between|compare|comparing|the|both)\b|[:;?]", t[: mt.start()])[-1]
         pieces = [x.strip() for x in re.split(r",\s*(?:and\s+|or\s+)?|\s+(?:and|or|vs|versus|&)\s+", head)
                   if x.strip()]

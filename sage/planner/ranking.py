@@ -65,7 +65,7 @@ def read_rank(p: Parse, masked: str, measures: list[Measure]) -> tuple[str | Non
             break
     if direction is None and given and re.search(r"\b(top|bottom)\b", txt):
         direction = "ASC" if re.search(r"\bbottom\b", txt) else "DESC"
-    if n is None and re.search(r"\b(states|counties|parishes|boroughs)\s+(has|is|ranks|had|was)\b|\bwhich one\b",
+    if n is None and re.search(r"\b(states|counties|countys|parishes|boroughs)\s+(has|is|ranks|had|was)\b|\bwhich one\b",
                                txt):
         n = 1
     # "Of the 50 states, which has the lowest ...": a singular verb right after "which", no plural after it

@@ -23,11 +23,16 @@ def normalize_question(question: str) -> str:
     text = unicodedata.normalize("NFKD", question)
     text = "".join(ch for ch in text if not unicodedata.combining(ch))
     text = text.replace("’", "'").replace("‘", "'").replace("`", "'").replace("“", '"').replace("”", '"')
+    # "I'd" would become "Id" (Idaho), "I'll" "Ill": spell the pronoun contractions out first
+    text = re.sub(r"\b([Ii])'(d|ll|m|ve)\b", lambda m: m.group(1) + " " + {"d": "would", "ll": "will", "m": "am",
+                                                                            "ve": "have"}[m.group(2)], text)
     text = text.replace("'", "")
     text = re.sub(r"(?<=[A-Za-z])\.", "", text)
     text = re.sub(r"(?<=[A-Za-z])[-/](?=[A-Za-z0-9])", " ", text)
     text = re.sub(r"(?<=[0-9])-(?=[A-Za-z])", " ", text)
     text = text.replace("&", " and ")
+    text = re.sub(r"\b(counites|conties|couties|cnties|countes|countis|countise)\b", "counties", text,
+                  flags=re.IGNORECASE)
     text = re.sub(r"\bSaint\b", "St", text, flags=re.IGNORECASE)
     text = re.sub(r"\bSainte\b", "Ste", text, flags=re.IGNORECASE)
     text = re.sub(r"\s+", " ", text).strip()
@@ -150,14 +155,15 @@ NATIONAL = re.compile(
 FIFTY = re.compile(r"\b(50|fifty) states\b")
 
 LEVEL_PLURAL = re.compile(r"\b(states|counties|parishes|boroughs|county equivalents|municipios|census areas|"
-                          r"planning regions|independent cities)\b")
+                          r"planning regions|independent cities|countys|counites|conties|couties|cnties|countes|"
+                          r"countis|countries in)\b")
 LEVEL_SINGULAR = re.compile(r"\b(state|county|parish|borough|county equivalent|municipio|census area|"
                             r"planning region|independent city)\b")
 #: independent cities are county-equivalents (Virginia's, Baltimore, St. Louis, Carson City), not places
 INDEPENDENT_CITY = re.compile(r"\bindependent cit(y|ies)\b")
 SET_CUE = re.compile(
     r"\b(which|what|each|every|per|by|all|any|list|rank|ranking|ranked|show|among|across|compare)\s+"
-    r"(of the\s+|the\s+)?(\d+\s+|[a-z]+\s+){0,3}?(state|county|parish|states|counties|parishes|boroughs?|"
+    r"(of the\s+|the\s+)?(\d+\s+|[a-z]+\s+){0,3}?(state|county|parish|states|counties|countys|parishes|boroughs?|"
     r"census areas?|municipios?|county equivalents?|planning regions?)\b")
 THAN_PLACE = re.compile(r"\b(more|higher|greater|larger|bigger|less|lower|fewer|smaller)\s+(\w+\s+){0,5}?than\s+"
                         r"(that of\s+|those of\s+|in\s+|for\s+|of\s+)?")
@@ -166,7 +172,7 @@ SET_WORDS = frozenset("which what each every any a an the one per top bottom all
 PER_STATE = re.compile(r"\b(in|within|for|of|across) (each|every) state\b|\bper state\b|\bby state\b|"
                        r"\beach states?\b|\bstate by state\b")
 BY_LEVEL = re.compile(r"\b(by|per|each|every|for each|for every|for all|all|across|of all)\s+(the\s+)?(\d+\s+)?"
-                      r"(states?|counties|county|parishes|parish)\b")
+                      r"(states?|counties|countys|county|parishes|parish)\b")
 
 DESC_WORDS = re.compile(
     r"\b(top|highest|most|largest|biggest|greatest|richest|wealthiest|oldest|priciest|leading|maximum|max|"
@@ -329,7 +335,7 @@ N_RES = [
     re.compile(r"\b(top|bottom|first|last|best|worst)\s+(?P<n>\d{1,3}|" + NUM_WORD_RE + r")\b"),
     re.compile(r"\b(which|what|the|name|list|show|give me|find)\s+(?P<n>\d{1,3}|" + NUM_WORD_RE
                + r")\b(?!\s*(%|percent|k\b|thousand|million))"),
-    re.compile(r"\b(?P<n>\d{1,3}|" + NUM_WORD_RE + r")\s+(\w+\s+){0,3}?(states|counties|parishes|boroughs|places)\b"),
+    re.compile(r"\b(?P<n>\d{1,3}|" + NUM_WORD_RE + r")\s+(\w+\s+){0,3}?(states|counties|countys|parishes|boroughs|places)\b"),
     re.compile(r"\b(?P<n>\d{1,3}|" + NUM_WORD_RE + r")\s+(highest|lowest|most|least|largest|smallest|biggest|"
                r"richest|poorest|oldest|youngest)\b"),
     # "lowest 5 median rents", "highest ten poverty rates": the number after the superlative
@@ -362,10 +368,10 @@ def parse_number(num: str, mult: str | None) -> float | None:
 #: “which state has the most counties”, “counties per state”, “number of counties in each state”
 COUNTIES_PER_STATE = re.compile(
     r"\bstates?\b[^.?]*\b(most|fewest|least|largest number of|greatest number of|highest number of|"
-    r"smallest number of|lowest number of)\s+(counties|parishes|county equivalents)\b"
-    r"|\b(counties|county equivalents) (per|in each|in every|by) state\b"
-    r"|\bhow many counties (does|do) (each|every) state\b"
-    r"|\bstates? (ranked |sorted |ordered )?by (the )?(number|count) of (counties|parishes|county equivalents)\b"
+    r"smallest number of|lowest number of)\s+(counties|countys|parishes|county equivalents)\b"
+    r"|\b(counties|countys|county equivalents) (per|in each|in every|by) state\b"
+    r"|\bhow many (?:counties|countys) (does|do) (each|every) state\b"
+    r"|\bstates? (ranked |sorted |ordered )?by (the )?(number|count) of (counties|countys|parishes|county equivalents)\b"
 )
 
 #: a set of places added up: “total population of Texas counties over 1 million”, “how many people live in …”
