@@ -79,6 +79,8 @@ class Measure:
     moe_levels: tuple[str, ...] = ()
     #: reads a table that is not shipped: active only once `census fetch` has loaded it
     requires_fetch: bool = False
+    #: who the table counts, as the Census Bureau words it ("Population 25 years and over"); from the database
+    universe: str = ""
 
     # ------------------------------------------------------------------ descriptors
     @property
@@ -307,7 +309,9 @@ def load_measures(settings=None, *, refresh: bool = False) -> list[Measure]:
 
     try:
         with owner(settings) as conn:
-            known = dict(conn.execute("SELECT variable_code, vintage FROM public.variables").fetchall())
+            listed = conn.execute("SELECT variable_code, vintage, universe FROM public.variables").fetchall()
+            known = {code: vintage for code, vintage, _ in listed}
+            universes = {code: universe or "" for code, _, universe in listed}
             rows = conn.execute(
                 "SELECT e.variable_code, g.level, g.state_fips, count(*), count(e.margin_error) "
                 "FROM public.estimates e JOIN public.geography g ON g.geo_id = e.geo_id "
@@ -338,7 +342,8 @@ def load_measures(settings=None, *, refresh: bool = False) -> list[Measure]:
                     moe_levels.append(level)
         if levels:  # a measure with no rows anywhere cannot answer anything
             out.append(dataclasses.replace(m, vintage=str(vintages.pop() or m.vintage), levels=tuple(levels),
-                                           coverage=coverage, moe_levels=tuple(moe_levels)))
+                                           coverage=coverage, moe_levels=tuple(moe_levels),
+                                           universe=universes.get(m.numerator[0], "")))
     with _lock:
         _db_cache[key] = out
         _db_generation[key] = _db_generation.get(key, 0) + 1

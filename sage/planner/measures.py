@@ -12,7 +12,7 @@ from ..retrieve import Chunk
 from .catalog import Catalog
 from .declines import Decline, generic_suggestions, place_questions
 from .parsed import Parse
-from .vocabulary import GROUP_FAMILIES, nice_name
+from .vocabulary import GROUP_FAMILIES, mask, nice_name, overlaps
 
 #: synonyms of income that are also ranking words ("the poorest counties"); see :func:`find_measures`
 WEALTH_ADJECTIVES = frozenset(
@@ -20,11 +20,137 @@ WEALTH_ADJECTIVES = frozenset(
 )
 
 
+#: who a table counts, in the words questions use for it; a phrase that names the universe of a measure the
+#: question asks about is part of that measure ("the share of people 25 and older with a bachelor's degree"),
+#: not an age breakdown, not a second measure.  Longest forms first.
+def _age(n: int) -> str:
+    return (rf"(?:(?:the\s+)?(?:people|persons|population|adults|residents|individuals|americans|those|folks)\s+)?"
+            rf"(?:who\s+are\s+|that\s+are\s+)?(?:aged?\s+|age\s+)?(?:over\s+the\s+age\s+of\s+{n}|{n}\s*(?:\+|plus"
+            rf"|(?:years?\s+(?:old\s+)?|yrs?\s+)?(?:and|or|&)\s+(?:over|older|up|above)|years\s+of\s+age\s+(?:and|or)\s+"
+            rf"(?:over|older)))(?:\s+years(?:\s+old)?)?")
+
+
+UNIVERSES: list[tuple[str, re.Pattern[str]]] = [
+    ("population for whom poverty status is determined",
+     re.compile(r"\b(?:for\s+|among\s+|of\s+)?(?:the\s+)?(?:population|people|persons)\s+for\s+whom\s+poverty\s+"
+                r"status\s+is\s+determined\b|\bpoverty\s+universe\b")),
+    ("civilian noninstitutionalized population",
+     re.compile(r"\b(?:for\s+|among\s+|of\s+)?(?:the\s+)?(?:_+\s+)?civilian\s+non\s?institutionali[sz]ed\s+"
+                r"(?:population|people|residents)\b")),
+    ("population 25 years and over", re.compile(r"\b" + _age(25) + r"(?![a-z0-9])")),
+    ("population 16 years and over", re.compile(r"\b" + _age(16) + r"(?![a-z0-9])")),
+    ("population 3 years and over", re.compile(r"\b" + _age(3) + r"(?![a-z0-9])")),
+    ("civilian labor force", re.compile(r"\b(?:of\s+|in\s+|among\s+)?(?:the\s+)?(?:_+\s+)?(?:civilian\s+)?"
+                                        r"labou?r\s+force\b")),
+    ("households", re.compile(r"\b(?:of|among|for|across)\s+(?:all\s+)?(?:the\s+)?(?:_+\s+)?households\b")),
+    ("total population", re.compile(r"\b(?:of|among|for|in)\s+(?:the\s+|its\s+|their\s+|all\s+)?(?:_+\s+)?"
+                                    r"(?:whole\s+|entire\s+|total\s+|overall\s+)?population\b")),
+]
+
+#: rates whose denominator is not their table's total, by the universe their denominator is
+_DENOMINATOR_UNIVERSE = {"B23025_003E": "civilian labor force"}
+
+#: a measure and the one that says the opposite ("no health insurance", "without internet")
+NEGATED = {"insured_share": "uninsured_share", "insured_population": "uninsured_population",
+           "internet_subscription_share": "no_internet_share", "households_with_internet": "households_without_internet"}
+_NEGATION = re.compile(r"\b(no|not|without|lack|lacks|lacking|dont have|do not have|does not have|doesnt have|"
+                       r"has no|have no|had no|never had|uncovered by)\s+(any\s+|a\s+|an\s+)?$")
+_SHARE_BEFORE = re.compile(r"\b(share|percent|percentage|proportion|fraction|portion|pct|rate)\s+(of|among|in)\s+"
+                           r"(the\s+|its\s+|their\s+)?$|%\s*(of|among)\s+(the\s+)?$")
+
+
+def universes_of(m: Measure) -> set[str]:
+    """The universes a measure is computed over, lowercase (see :data:`UNIVERSES`)."""
+    out = {m.universe.lower()} if m.universe else set()
+    for code in m.denominator:
+        if code in _DENOMINATOR_UNIVERSE:
+            out = {_DENOMINATOR_UNIVERSE[code]}
+    return out
+
+
+def _absorb_universes(p: Parse, cat: Catalog) -> None:
+    """Phrases naming the universe of a measure the question asks about become part of it (blocked, and any
+    measure mention inside them dropped); "the proportion of the civilian labor force ... unemployed" switches
+    the measure to the rate over that universe."""
+    masked = mask(p.t, p.blocked)
+    for key, rx in UNIVERSES:
+        for mt in rx.finditer(masked):
+            span = mt.span()
+            if overlaps(span, p.blocked):
+                continue
+            inside = [m for m in p.mentions if span[0] <= m.start and m.end <= span[1]]
+            outside = [m for m in p.mentions if not m.weak and m not in inside]
+            owner = None
+            for m in outside:
+                family = [x for x in cat.measures if x.family == m.measure.family]
+                if key in universes_of(m.measure):
+                    owner = (m, m.measure)
+                    break
+                rate = next((x for x in family if x.is_rate and key in universes_of(x)), None)
+                if rate is not None and (m.measure.is_rate or _SHARE_BEFORE.search(p.t[: span[0]])):
+                    owner = (m, rate)
+                    break
+            if owner is None:
+                continue
+            m, measure = owner
+            if measure is not m.measure:
+                m.measure = measure
+            p.mentions = [x for x in p.mentions if x not in inside]
+            p.blocked.append(span)
+            p.notes.append(f"“{p.tc[span[0]:span[1]].strip()}” read as who {nice_name(measure)} is computed over "
+                           f"({measure.universe or key}), not as a separate measure or an age group.")
+
+
+def _negations(p: Parse, cat: Catalog) -> None:
+    """"has no health insurance", "households without internet": the measure that says the opposite."""
+    for m in p.mentions:
+        other = NEGATED.get(m.measure.name)
+        if other and _NEGATION.search(p.t[max(0, m.start - 30): m.start]):
+            alt = cat.measure(other)
+            if alt is not None:
+                m.measure = alt
+
+
+def _group_counts(p: Parse, cat: Catalog) -> None:
+    """"the largest Black population", "the most Hispanic residents": a count of the group, not its share —
+    unless a share word says so."""
+    for m in p.mentions:
+        if m.weak or not m.measure.is_rate or m.measure.family not in GROUP_FAMILIES:
+            continue
+        after = re.match(r"\s+(population|residents|people|persons|inhabitants|individuals|community)\b", p.t[m.end:])
+        if not after or re.search(r"\b(share|percent|percentage|proportion|fraction|pct|rate)\b|%",
+                                  p.t[max(0, m.start - 40): m.start]):
+            continue
+        count = next((x for x in cat.measures if x.family == m.measure.family and x.additive), None)
+        if count is None:
+            continue
+        end = m.end + after.end()
+        p.mentions = [x for x in p.mentions if x is m or not (m.end <= x.start < end)]
+        m.measure, m.end = count, end
+
+
+def _listed_counts(p: Parse) -> None:
+    """"how many people live there, the median age and the median home value": a population asked for in a
+    list of measures is asked for, not just a word of the question."""
+    strong = [m for m in p.mentions if not m.weak]
+    if not strong or any(m.measure.unit == "count" for m in strong):
+        return
+    for m in p.mentions:
+        if m.weak and m.measure.name == "population" and re.match(r"(how many|number of)\b", m.phrase) and \
+                re.match(r"\s*(live|lives|living|reside|resides|are there|in total)\b", p.t[m.end:]):
+            m.weak = False
+
+
 def find_measures(p: Parse, cat: Catalog, chunks: Sequence[Chunk]) -> None:
     """The measures the question names, outside place names; a measure "for" a population group is declined.
     With none named, a confident retrieval hit on an ACS variable the semantic layer knows is used instead."""
     mentions = find_mentions(p.t, cat.measures, blocked=p.blocked)
     p.mentions = mentions
+    _negations(p, cat)
+    _group_counts(p, cat)
+    _absorb_universes(p, cat)
+    _listed_counts(p)
+    mentions = p.mentions
     # "share of the population that is Black": the population is the denominator, not a measure of its own
     rates = [m for m in mentions if not m.weak and m.measure.is_rate]
     for m in mentions:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from typing import Iterable, Sequence
 
 from .catalog import (
     Catalog,
@@ -42,6 +43,7 @@ from .vocabulary import (
     WORDLIKE_ABBRS,
     geo_key,
     join_words,
+    mask,
     overlaps,
 )
 
@@ -90,6 +92,7 @@ def find_places(p: Parse, cat: Catalog) -> None:
         elif code.islower() and not wordlike:
             _add_state(p, st, mt.span(), "abbr")
     _find_fuzzy_states(p, cat)
+    find_bare_counties(p, cat)
     resolve_ambiguous(p)
 
 
@@ -179,8 +182,9 @@ def _find_counties(p: Parse, cat: Catalog) -> None:
         if mt.group(1) == "co":
             # "Cook Co., IL": only right after a county name and before its state, else it is Colorado
             words = t[: mt.start()].rstrip().split(" ")
-            if not any(cat.county_index.get((" ".join(words[-k:]), "county")) for k in range(1, 4)
-                       if len(words) >= k) or not _qualified(p, cat, mt.end()):
+            co_hits = [c for k in range(1, 4) if len(words) >= k
+                       for c in cat.county_index.get((" ".join(words[-k:]), "county"), [])]
+            if not co_hits or not _qualified(p, cat, mt.end(), co_hits):
                 continue
         before = t[: mt.start()].rstrip()
         words = before.split(" ")
@@ -286,18 +290,50 @@ def _find_county_lists(p: Parse, cat: Catalog) -> None:
                            "that has all of them.")
 
 
-def _qualified(p: Parse, cat: Catalog, end: int) -> bool:
-    """Whether a state name or postal code follows position ``end`` ("Texas County, MO")."""
-    rest = p.t[end:]
-    mq = re.match(r"(\s*,\s*|\s*\(\s*|\s+in\s+|\s+)", rest)
+def state_after(p: Parse, cat: Catalog, end: int, hits: Sequence[County] = ()) -> tuple[State, tuple[int, int]] | None:
+    """The state named right after position ``end`` ("Wayne County, MI", "wayne county michigan", "(TX)",
+    "douglas co, nebrasksa"), with its span.
+
+    A lowercase postal code that is also a word ("mo", "in", "or") and a misspelled state name count only when
+    one of ``hits`` (the counties the name before could be) is in that state — then the state decides which
+    county, which is exactly what it is there for."""
+    t = p.t
+    rest = t[end:]
+    mq = re.match(r"(\s*,\s*|\s*\(\s*|\s+in\s+(the\s+state\s+of\s+)?|\s+of\s+|\s+)", rest)
     if not mq:
-        return False
+        return None
     pos = end + mq.end()
-    if cat.state_pattern.match(p.t, pos):
-        return True
-    ma = re.compile(r"([a-z]{2})(?![a-z0-9])").match(p.t, pos)
-    return bool(ma and ma.group(1).upper() in cat.state_by_abbr and (
-        p.tc[ma.start():ma.end()].isupper() or ma.group(1) not in WORDLIKE_ABBRS))
+    sep = mq.group(1)
+    in_hits = {c.state.fips for c in hits}
+    ms = cat.state_pattern.match(t, pos)
+    if ms:
+        return cat.state_by_key[ms.group(1)], (pos, ms.end())
+    ma = re.compile(r"([a-z]{2})(?![a-z0-9])").match(t, pos)
+    if ma and ma.group(1).upper() in cat.state_by_abbr and ma.group(1) != "us":
+        st = cat.state_by_abbr[ma.group(1).upper()]
+        raw = p.tc[ma.start():ma.end()]
+        if raw.isupper() or ma.group(1) not in WORDLIKE_ABBRS or "," in sep or "(" in sep or st.fips in in_hits:
+            return st, ma.span()
+    if re.match(r"(dc|d c|district of columbia)\b", t[pos:]):
+        mdc = re.match(r"(dc|d c|district of columbia)\b", t[pos:])
+        assert mdc is not None
+        return cat.state_by_abbr["DC"], (pos, pos + mdc.end())
+    # a misspelled state name, accepted only where one of the candidate counties lies
+    if in_hits:
+        words = re.match(r"([a-z]+)(?:\s+([a-z]+))?", t[pos:])
+        if words:
+            for typed, length in ((f"{words.group(1)} {words.group(2)}", None), (words.group(1), None)):
+                if typed is None or "None" in typed or len(typed) < 4:
+                    continue
+                close = difflib.get_close_matches(typed, list(cat.state_by_key), n=1, cutoff=0.75)
+                if close and close[0][0] == typed[0] and cat.state_by_key[close[0]].fips in in_hits:
+                    return cat.state_by_key[close[0]], (pos, pos + len(typed))
+    return None
+
+
+def _qualified(p: Parse, cat: Catalog, end: int, hits: Sequence[County] = ()) -> bool:
+    """Whether a state name or postal code follows position ``end`` ("Texas County, MO")."""
+    return state_after(p, cat, end, hits) is not None
 
 
 def _fuzzy_county(words: list[str], suffix: str, cat: Catalog):
@@ -318,25 +354,8 @@ def _fuzzy_county(words: list[str], suffix: str, cat: Catalog):
 
 def _add_county(p: Parse, cat: Catalog, hits: list[County], span: tuple[int, int], how: str,
                 typed: str = "") -> None:
-    t = p.t
     # a state right after the county qualifies it: "Wayne County, MI", "wayne county michigan", "(TX)"
-    rest = t[span[1]:]
-    qual = None
-    mq = re.match(r"(\s*,\s*|\s*\(\s*|\s+in\s+(the\s+state\s+of\s+)?|\s+of\s+|\s+)", rest)
-    if mq:
-        pos = span[1] + mq.end()
-        ms = cat.state_pattern.match(t, pos)
-        if ms:
-            qual = (cat.state_by_key[ms.group(1)], (pos, ms.end()))
-        else:
-            ma = re.compile(r"([a-z]{2})(?![a-z0-9])").match(t, pos)
-            if ma and ma.group(1).upper() in cat.state_by_abbr and ma.group(1) != "us":
-                raw = p.tc[ma.start():ma.end()]
-                sep = mq.group(1)
-                if raw.isupper() or ma.group(1) not in WORDLIKE_ABBRS or "," in sep or "(" in sep:
-                    qual = (cat.state_by_abbr[ma.group(1).upper()], ma.span())
-        if qual is None and re.match(r"\s*,?\s*(dc|d c|district of columbia)\b", rest):
-            qual = (cat.state_by_abbr["DC"], (span[1], span[1] + len(rest) - len(rest.lstrip())))
+    qual = state_after(p, cat, span[1], hits)
     text = typed or p.tc[span[0]:span[1]]
     if qual is not None:
         st, qspan = qual
@@ -363,6 +382,133 @@ def _add_county(p: Parse, cat: Catalog, hits: list[County], span: tuple[int, int
     else:
         ordered = tuple(sorted(hits, key=lambda c: -c.population))
         p.places.append(Place("county", ordered[0].state, None, span, "ambiguous", text, candidates=ordered))
+
+
+#: what may sit between the items of a list of places
+_LIST_JOIN = re.compile(r"\s*(,\s*(and\s+|or\s+)?|\s(and|or|vs|versus|v|with|to|&|/)\s|\s*/\s*|\s*;\s*)\s*$")
+#: "counties, Hennepin and Ramsey", "urban counties — Harris, Dallas ...": a list of county names follows
+_COUNTY_CUE = re.compile(r"\b(counties|county|parishes|boroughs)\s*(,|:|\(|-|--|—|–)?\s*(namely\s+|i\s?e\s+|like\s+|"
+                         r"such as\s+|including\s+)?$")
+
+
+def find_bare_counties(p: Parse, cat: Catalog) -> None:
+    """County names written without "County" in a question that names their state: "Dallas vs Tarrant County
+    TX", "Cook and DuPage in Illinois", "kings and queens ny", "maricopa az", "Texas's big counties — Harris,
+    Dallas, Tarrant, Bexar and Travis".
+
+    A bare name is a county only where the question says so: a list of places it belongs to, or a "counties"
+    word right before the list — and then only a county of a state the question names.  A bare name right before
+    a state ("Austin, TX") is the way cities are written, so it is not read as a county.  Anything else stays an unknown name (usually a city), which is declined, not guessed."""
+    states = {pl.state.fips: pl.state for pl in p.places if pl.level == "state"}
+    states.update({pl.state.fips: pl.state for pl in p.places if pl.level == "county" and pl.county is not None})
+    if not states:
+        return
+    t = p.t
+    tokens = [(m.group(0), m.span()) for m in re.finditer(r"[a-z]+", t)]
+    found: list[tuple[tuple[int, int], County]] = []
+    i = 0
+    while i < len(tokens):
+        hit = None
+        for k in (3, 2, 1):
+            group = tokens[i:i + k]
+            if len(group) < k:
+                continue
+            span = (group[0][1][0], group[-1][1][1])
+            if overlaps(span, p.blocked) or overlaps(span, [s for s, _ in found]):
+                continue
+            name = " ".join(w for w, _ in group)
+            if k == 1 and (name in KNOWN_WORDS or name in COMMON_ENGLISH and not _listed(t, span, p, found)
+                           or is_measure_word(name, cat) or len(name) < 3):
+                continue
+            cands = [c for st in states.values() for c in counties_named(name, cat, st)]
+            if not cands and len(name) >= 5 and k <= 2:
+                cands = _close_county(name, states.values(), cat)
+            if not cands:
+                continue
+            if len({c.state.fips for c in cands}) > 1:
+                continue  # the names exist in two of the states named: leave it to the unknown-name rules
+            # a bare name right before its state alone is not enough: "Austin, TX" is the city, not Austin County
+            after = state_after(p, cat, span[1], cands)
+            if _listed(t, span, p, found) or _COUNTY_CUE.search(t[: span[0]]):
+                # prefer the county over an independent city of the same name ("Baltimore" -> the county)
+                cands.sort(key=lambda c: (c.suffix != "county", -c.population))
+                hit = (span, cands[0], after)
+                break
+        if hit is None:
+            i += 1
+            continue
+        span, county, after = hit
+        found.append((span, county))
+        p.blocked.append(span)
+        text = p.tc[span[0]:span[1]]
+        p.places.append(Place("county", county.state, county, span, "bare", text))
+        if county.base != text.lower():
+            p.notes.append(f"“{text}” read as {county.label} (closest county name in {county.state.name}).")
+        else:
+            p.notes.append(f"“{text}” read as {county.label}.")
+        if after is not None and not overlaps(after[1], p.blocked):
+            p.blocked.append(after[1])
+        i += 1
+    if found:
+        _drop_qualifying_states(p, {c.state.fips for _, c in found})
+
+
+def _listed(t: str, span: tuple[int, int], p: Parse, found: Sequence[tuple[tuple[int, int], County]]) -> bool:
+    """Whether the name at ``span`` is an item of a list whose neighbour is a county ("Cook and DuPage",
+    "Dallas vs Tarrant County")."""
+    counties = [pl.span for pl in p.places if pl.level == "county"] + [s for s, _ in found]
+    before = t[: span[0]]
+    for a, b in counties:
+        if b <= span[0] and _LIST_JOIN.fullmatch(" " + t[b:span[0]]):
+            return True
+        if a >= span[1] and _LIST_JOIN.fullmatch(" " + t[span[1]:a]):
+            return True
+    # the next item is itself a bare name of a county of the same states ("wayne vs oakland vs macomb MI");
+    # a state is no list item ("Caddo, Louisiana" names one place, which may well be a city)
+    t = mask(t, p.blocked)
+    before = t[: span[0]]
+    nxt = re.match(r"(\s*(,\s*(and\s+|or\s+)?|\s(and|or|vs|versus|&)\s)\s*)([a-z]+(?: [a-z]+)?)", t[span[1]:])
+    prev = re.search(r"([a-z]+)(\s*(,\s*(and\s+|or\s+)?|\s(and|or|vs|versus|&)\s)\s*)$", before)
+    return bool(nxt or prev) and bool(_COUNTY_CUE.search(before) or re.search(
+        r"\b(counties|county|parishes)\b", t[span[1]:span[1] + 60]) or _qualified_list_end(p, span))
+
+
+def _qualified_list_end(p: Parse, span: tuple[int, int]) -> bool:
+    """A state closes the list the name belongs to ("wayne vs oakland vs macomb MI", "kings and queens ny")."""
+    sep = r"(\s*,\s*(and\s+|or\s+)?|\s(and|or|vs|versus|&)\s)\s*"
+    for pl in p.places:
+        if pl.level != "state" or pl.span[0] < span[1]:
+            continue
+        between = p.t[span[1]:pl.span[0]]
+        if re.fullmatch(rf"({sep}[a-z]+( [a-z]+){{0,2}}){{0,8}}\s*(,|\(|\bin\b|\bof\b)?\s*(the state of\s+)?", between):
+            return True
+    return False
+
+
+def _close_county(name: str, states: Iterable[State], cat: Catalog) -> list[County]:
+    """A misspelled bare name ("Seminol") among the counties of the states the question names."""
+    pool = {c.base: c for st in states for c in cat.counties_by_state.get(st.fips, [])}
+    close = difflib.get_close_matches(name, list(pool), n=1, cutoff=0.85)
+    return [pool[close[0]]] if close and close[0][0] == name[0] else []
+
+
+def _drop_qualifying_states(p: Parse, fips: set[str]) -> None:
+    """A state named only to say where the counties are ("Cook and DuPage in Illinois", "maricopa az",
+    "Texas's big five counties — Harris, ...") is not a place of its own; one compared with them stays
+    ("Harris County vs Texas")."""
+    keep = []
+    for pl in p.places:
+        if pl.level == "state" and pl.state.fips in fips:
+            before = p.t[max(0, pl.span[0] - 25):pl.span[0]]
+            after = p.t[pl.span[1]:pl.span[1] + 25]
+            compared = re.search(r"\b(vs|versus|compared? (to|with)|against|than|and|or|with)\s+(the\s+)?(state\s+of\s+)?$",
+                                 before) and not re.search(r"\b(counties|county)\b", after[:12])
+            if compared or re.match(r"\s+(as a whole|overall|statewide|itself)\b", after):
+                keep.append(pl)
+                continue
+            continue
+        keep.append(pl)
+    p.places = keep
 
 
 def _find_fuzzy_states(p: Parse, cat: Catalog) -> None:
