@@ -51,6 +51,8 @@ class Answer:
     chunks: list[Chunk] = field(default_factory=list)
     variables: list[dict] = field(default_factory=list)
     id: int | None = None
+    #: for a ``needs_fetch`` decline: ``{"tables", "vintage", "geographies"}``
+    fetch: dict | None = None
 
     @property
     def answered(self) -> bool:
@@ -58,7 +60,8 @@ class Answer:
 
     @property
     def declined(self) -> bool:
-        return self.error is not None and self.error.kind == "declined"
+        """No SQL because the question cannot be answered as asked (a decline, a table to load, a name to pick)."""
+        return self.error is not None and self.error.kind in ("declined", "needs_fetch", "ambiguous")
 
     @property
     def tries(self) -> int:
@@ -72,8 +75,11 @@ class Answer:
         """The CLI contract of `ask` (DESIGN.md): an answer, or ``error`` when there is none."""
         base: dict[str, Any] = {"question": self.question, "planner": self.planner}
         if not self.answered:
+            error: dict[str, Any] = dict((self.error or SageError("No answer.")).to_dict())
+            if self.fetch:
+                error["fetch"] = self.fetch
             base.update(
-                error=(self.error or SageError("No answer.")).to_dict(),
+                error=error,
                 attempts=[a.to_dict() for a in self.attempts],
                 sql=self.sql or None,
                 assumptions=self.assumptions,
@@ -217,7 +223,8 @@ def _loop(answer: Answer, planner: Planner, settings: Settings, progress: Progre
         _take_plan(answer, plan)
         if plan.declined:
             reason = plan.assumptions[0] if plan.assumptions else "The data cannot answer this question."
-            answer.error = SageError(reason, kind="declined")
+            answer.error = SageError(reason, kind=plan.decline_kind)
+            answer.fetch = plan.fetch
             return
         if any(a.sql.strip() == plan.sql.strip() for a in answer.attempts):
             log.info("planner repeated a failed SQL; counting it as a failed try")

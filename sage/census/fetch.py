@@ -645,6 +645,12 @@ def _catalog(path: Path) -> dict[str, dict]:
         return {}
 
 
+def table_title(data_path: Path, table_id: str) -> str | None:
+    """The concept (title) of an ACS table in the offline catalog, e.g. ``B25003`` -> ``Tenure``."""
+    entry = _catalog(data_path / "acs" / CATALOG_FILE).get(table_id)
+    return entry["concept"] if entry else None
+
+
 def _word(token: str) -> re.Pattern:
     stem = token[:-1] if len(token) > 3 and token.endswith("s") and not token.endswith("ss") else token
     return re.compile(r"(?<![a-z0-9])" + re.escape(stem))

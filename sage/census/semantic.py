@@ -282,6 +282,11 @@ def _settings_key(settings) -> str:
     return f"{settings.database_url or ''}|{settings.data_dir}"
 
 
+def defined_measures() -> list[Measure]:
+    """Every measure ``measures.yaml`` defines, over shipped and not-yet-fetched tables alike (no database)."""
+    return list(_read_yaml())
+
+
 def shipped_measures() -> list[Measure]:
     """The measures over the shipped extract (what any set-up database has), without reading a database."""
     return [m for m in _read_yaml() if not m.requires_fetch]
@@ -364,9 +369,11 @@ class Gap:
         return any(code.split("_")[0] in self.tables for m in measures for code in m.codes)
 
     def find(self, text: str, inside: Sequence[tuple[int, int]] = ()) -> re.Match | None:
-        """The first match in ``text`` (normalised) that is not within one of the ``inside`` spans."""
+        """The first match in ``text`` (normalised) that does not overlap one of the ``inside`` spans (the phrases
+        of measures the question names: "graduate or professional school enrollment" is a measure, not the
+        "school enrollment" gap)."""
         for mt in self.pattern.finditer(text):
-            if not any(a <= mt.start() and mt.end() <= b for a, b in inside):
+            if not any(mt.start() < b and a < mt.end() for a, b in inside):
                 return mt
         return None
 
@@ -633,6 +640,7 @@ __all__ = [
     "MOE_RULES",
     "Measure",
     "Mention",
+    "defined_measures",
     "find_mentions",
     "generation",
     "load_measures",

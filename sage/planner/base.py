@@ -24,6 +24,9 @@ class Plan:
     suggestions: list[str] = field(default_factory=list)
     #: token usage and the like, as the planner reports it (``{"input_tokens": …}``)
     usage: dict = field(default_factory=dict)
+    #: why there is no SQL: ``declined``, ``needs_fetch`` (``fetch`` names the tables to load) or ``ambiguous``
+    decline_kind: str = "declined"
+    fetch: dict | None = None
 
     @property
     def declined(self) -> bool:

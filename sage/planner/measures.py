@@ -10,7 +10,7 @@ from typing import Sequence
 from ..census.semantic import Measure, Mention, find_mentions
 from ..retrieve import Chunk
 from .catalog import Catalog
-from .declines import Decline, generic_suggestions, place_questions
+from .declines import Decline, generic_suggestions, needs_fetch, place_questions, topic_suggestions
 from .parsed import Parse
 from .vocabulary import GROUP_FAMILIES, mask, nice_name, overlaps
 
@@ -59,6 +59,22 @@ _SHARE_BEFORE = re.compile(r"\b(share|percent|percentage|proportion|fraction|por
                            r"(the\s+|its\s+|their\s+)?$|%\s*(of|among)\s+(the\s+)?$")
 
 
+_SHARE_WORD = re.compile(r"\b(share|percent|percentage|proportion|fraction|portion|pct|rate)\b|%")
+
+
+def _merge_same_family(p: Parse) -> None:
+    """"Black or African American population": two names of one group joined by "or" are one mention (the
+    later, which carries the noun)."""
+    ordered = sorted(p.mentions, key=lambda m: m.start)
+    drop = []
+    for a, b in pairwise(ordered):
+        if a.measure.family == b.measure.family and a.measure is not b.measure and not a.weak and not b.weak and \
+                re.fullmatch(r"\s+(or|and)\s+|\s*/\s*", p.t[a.end:b.start]):
+            b.start = a.start
+            drop.append(a)
+    p.mentions = [m for m in p.mentions if m not in drop]
+
+
 def universes_of(m: Measure) -> set[str]:
     """The universes a measure is computed over, lowercase (see :data:`UNIVERSES`)."""
     out = {m.universe.lower()} if m.universe else set()
@@ -87,7 +103,8 @@ def _absorb_universes(p: Parse, cat: Catalog) -> None:
                     owner = (m, m.measure)
                     break
                 rate = next((x for x in family if x.is_rate and key in universes_of(x)), None)
-                if rate is not None and (m.measure.is_rate or _SHARE_BEFORE.search(p.t[: span[0]])):
+                if rate is not None and (m.measure.is_rate or _SHARE_BEFORE.search(p.t[: span[0]])
+                                         or _SHARE_WORD.search(p.t[max(0, span[0] - 24): span[0] + 8])):
                     owner = (m, rate)
                     break
             if owner is None:
@@ -141,11 +158,38 @@ def _listed_counts(p: Parse) -> None:
             m.weak = False
 
 
+def _not_loaded(p: Parse, cat: Catalog) -> None:
+    """A measure the question names that reads a table not loaded ("households that rent" is tenure, B25003) is
+    declined with ``needs_fetch``, naming the table — never answered with a loaded measure that merely shares a
+    word with it (the median rent)."""
+    if not cat.inactive:
+        return
+    every = find_mentions(p.t, list(cat.measures) + list(cat.inactive), blocked=p.blocked, fuzzy=False)
+    inactive = {m.name for m in cat.inactive}
+    for m in every:
+        if not m.weak and m.measure.name in inactive:
+            raise needs_fetch(m.measure, p.tc[m.start:m.end], cat, suggestions=topic_suggestions(p, cat))
+    # "mean household income (not the median)": the data has the median; the mean is another table
+    for m in p.mentions:
+        if not m.weak and m.measure.unit == "dollars" and "median" in m.measure.label.lower() and \
+                re.search(r"\bmean\b|\(?not (the )?median\)?", p.t[max(0, m.start - 12): m.end + 20]):
+            raise Decline(
+                f"the data has the {nice_name(m.measure)} ({', '.join(m.measure.numerator)}), not the mean; a mean "
+                "household income is aggregate income (B19025) / households (B11001), tables that are not "
+                "loaded. Load them with `python -m sage census fetch --vintage 2023 --tables B19025,B11001`, or ask "
+                "for the median.", [f"What is the {nice_name(m.measure)} in {pl.label}?" for pl in p.places[:1]
+                                    if pl.level == "county"] or generic_suggestions(),
+                kind="needs_fetch", fetch={"tables": ["B19025", "B11001"], "vintage": 2023,
+                                           "geographies": ["state", "county"]})
+
+
 def find_measures(p: Parse, cat: Catalog, chunks: Sequence[Chunk]) -> None:
     """The measures the question names, outside place names; a measure "for" a population group is declined.
     With none named, a confident retrieval hit on an ACS variable the semantic layer knows is used instead."""
     mentions = find_mentions(p.t, cat.measures, blocked=p.blocked)
     p.mentions = mentions
+    _not_loaded(p, cat)
+    _merge_same_family(p)
     _negations(p, cat)
     _group_counts(p, cat)
     _absorb_universes(p, cat)

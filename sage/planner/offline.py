@@ -66,7 +66,8 @@ class OfflinePlanner:
         try:
             query = build_query(parse_question(question, chunks, cat), cat)
         except Decline as exc:
-            return self._decline(exc.reason, exc.suggestions or generic_suggestions(), exc.assumptions)
+            return self._decline(exc.reason, exc.suggestions or generic_suggestions(), exc.assumptions,
+                                 kind=exc.kind, fetch=exc.fetch)
         compiled = compile_query(query)
         retried = False
         if attempts:
@@ -86,10 +87,12 @@ class OfflinePlanner:
         return Plan(sql=compiled.sql, assumptions=assumptions, display_hint=compiled.display_hint,
                     planner=self.name)
 
-    def _decline(self, reason: str, suggestions: Sequence[str], assumptions: Sequence[str] = ()) -> Plan:
+    def _decline(self, reason: str, suggestions: Sequence[str], assumptions: Sequence[str] = (), *,
+                 kind: str = "declined", fetch: dict | None = None) -> Plan:
         assumptions = [f"Cannot answer: {reason}", *assumptions]
         return Plan(sql="", assumptions=assumptions, display_hint="table", planner=self.name,
-                    suggestions=list(dict.fromkeys(suggestions))[:3])
+                    suggestions=list(dict.fromkeys(suggestions))[:3 if kind != "ambiguous" else 8],
+                    decline_kind=kind, fetch=fetch)
 
 
 def _squash(sql: str) -> str:

@@ -25,7 +25,7 @@ _EXCLUDE_BEFORE = (r"excluding|exclude|excludes|except\s+for|except|without|not\
                    r"leaving\s+out|leave\s+out|leaves\s+out|left\s+out|omitting|omit|minus|other\s+than|apart\s+from|"
                    r"but\s+not|ignoring|ignore|dropping|take\s+out|taking\s+out")
 _EXCLUDE_AFTER = r"excluded|left\s+out|not\s+included|not\s+counted|omitted|removed|aside|dropped|out\s+of\s+it"
-_INCLUDE_STRONG = (r"including|include|includes|counting|count|along\s+with|alongside|together\s+with|"
+_INCLUDE_STRONG = (r"including|incl|inc|include|includes|counting|count|along\s+with|alongside|together\s+with|"
                    r"as\s+well\s+as|and\s+also")
 _INCLUDE_WEAK = r"with|plus|and|\+|&"
 _INCLUDE_AFTER = r"included|too|as\s+well|also\s+counted|counted\s+too|counted\s+in|thrown\s+in|in\s+the\s+mix"
@@ -113,7 +113,7 @@ def read_scope(p: Parse, cat: Catalog) -> None:
     for mt in re.finditer(rf"\b{added}\s+(?:{_INCLUDE_AFTER})\b", t):
         take(mt.span(), "include", _codes(mt.group(1), cat))
     # "the 50 states plus DC", "the US with Puerto Rico": a weak joiner right after a set word
-    for mt in re.finditer(rf"\b(?:{_INCLUDE_WEAK})\s+{added}", t):
+    for mt in re.finditer(rf"(?:\b(?:{_INCLUDE_WEAK})|,)\s+{added}", t):
         if _SET_BEFORE.search(t[: mt.start()]) and _not_a_name_end(t, mt.end()):
             take(mt.span(), "include", _codes(mt.group(1), cat))
     for span, what, codes in sorted(found):
