@@ -373,7 +373,10 @@ class Gap:
         of measures the question names: "graduate or professional school enrollment" is a measure, not the
         "school enrollment" gap)."""
         for mt in self.pattern.finditer(text):
-            if not any(mt.start() < b and a < mt.end() for a, b in inside):
+            # a measure phrase reaching beyond the gap's words is what is asked; one the gap's words contain
+            # ("income" in "family income") is not
+            if not any(mt.start() < b and a < mt.end() and not (mt.start() <= a and b <= mt.end())
+                       for a, b in inside):
                 return mt
         return None
 

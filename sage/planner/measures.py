@@ -35,15 +35,15 @@ UNIVERSES: list[tuple[str, re.Pattern[str]]] = [
      re.compile(r"\b(?:for\s+|among\s+|of\s+)?(?:the\s+)?(?:population|people|persons)\s+for\s+whom\s+poverty\s+"
                 r"status\s+is\s+determined\b|\bpoverty\s+universe\b")),
     ("civilian noninstitutionalized population",
-     re.compile(r"\b(?:for\s+|among\s+|of\s+)?(?:the\s+)?(?:_+\s+)?civilian\s+non\s?institutionali[sz]ed\s+"
+     re.compile(r"\b(?:for\s+|among\s+|of\s+)?(?:the\s+)?(?:_+s?\s+)?civilian\s+non\s?institutionali[sz]ed\s+"
                 r"(?:population|people|residents)\b")),
     ("population 25 years and over", re.compile(r"\b" + _age(25) + r"(?![a-z0-9])")),
     ("population 16 years and over", re.compile(r"\b" + _age(16) + r"(?![a-z0-9])")),
     ("population 3 years and over", re.compile(r"\b" + _age(3) + r"(?![a-z0-9])")),
-    ("civilian labor force", re.compile(r"\b(?:of\s+|in\s+|among\s+)?(?:the\s+)?(?:_+\s+)?(?:civilian\s+)?"
+    ("civilian labor force", re.compile(r"\b(?:of\s+|in\s+|among\s+)?(?:the\s+)?(?:_+s?\s+)?(?:civilian\s+)?"
                                         r"labou?r\s+force\b")),
-    ("households", re.compile(r"\b(?:of|among|for|across)\s+(?:all\s+)?(?:the\s+)?(?:_+\s+)?households\b")),
-    ("total population", re.compile(r"\b(?:of|among|for|in)\s+(?:the\s+|its\s+|their\s+|all\s+)?(?:_+\s+)?"
+    ("households", re.compile(r"\b(?:of|among|for|across)\s+(?:all\s+)?(?:the\s+)?(?:_+s?\s+)?households\b")),
+    ("total population", re.compile(r"\b(?:of|among|for|in)\s+(?:the\s+|its\s+|their\s+|all\s+)?(?:_+s?\s+)?"
                                     r"(?:whole\s+|entire\s+|total\s+|overall\s+)?population\b")),
 ]
 

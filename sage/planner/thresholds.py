@@ -62,6 +62,13 @@ def find_thresholds(p: Parse, cat: Catalog) -> None:
 
 def _bind_threshold(p: Parse, cat: Catalog, th: Threshold) -> None:
     strong = p.strong()
+    # "more than 300,000 people enrolled in grad school": the people are the count named right after the noun
+    if th.noun and th.unit != "percent":
+        follow = [x for x in strong if x.measure.unit == "count" and x.measure.name != "population"
+                  and 0 <= x.start - th.span[1] <= 30]
+        if follow:
+            th.measure = follow[0].measure
+            return
     noun_measure = NOUN_MEASURE.get(th.noun)
     if noun_measure and th.unit != "percent":
         m = next((x.measure for x in strong if x.measure.name == noun_measure), None) or cat.measure(noun_measure)
