@@ -92,7 +92,8 @@ def _absorb_universes(p: Parse, cat: Catalog) -> None:
     for key, rx in UNIVERSES:
         for mt in rx.finditer(masked):
             span = mt.span()
-            if overlaps(span, p.blocked):
+            # a place inside the phrase ("of Florida's total population") is fine; a phrase cut by one is not
+            if any(a < span[1] and span[0] < b and not (span[0] <= a and b <= span[1]) for a, b in p.blocked):
                 continue
             inside = [m for m in p.mentions if span[0] <= m.start and m.end <= span[1]]
             outside = [m for m in p.mentions if not m.weak and m not in inside]

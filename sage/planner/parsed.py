@@ -67,6 +67,8 @@ class Parse:
     #: "the contiguous US", "the lower 48"
     contiguous: bool = False
     scope_spans: list[tuple[int, int]] = field(default_factory=list)
+    #: regions with no single definition ("the Bay Area"), declined unless the question names their places
+    informal: list[tuple[int, int]] = field(default_factory=list)
     per_n: tuple[int, str] | None = None  # "per 1,000 residents": (1000, the phrase) — a count over population
     vs_us: bool = False  # "higher than the national average", "Texas vs the US": add a US row to the places
     notes: list[str] = field(default_factory=list)

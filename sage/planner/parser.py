@@ -126,7 +126,7 @@ def _use_context(p: Parse, context: str, cat: Catalog, chunks: Sequence[Chunk]) 
     p.notes.extend(n for n in ctx.notes if n not in p.notes)
     if p.places:
         return
-    places = [pl for pl in ctx.places if pl.how != "ambiguous"]
+    places = sorted((pl for pl in ctx.places if pl.how != "ambiguous"), key=lambda pl: pl.span[0])
     if not places:
         return
     if not _BACK_REFERENCE.search(p.t) and len(places) > 1:

@@ -93,23 +93,19 @@ def find_places(p: Parse, cat: Catalog) -> None:
             _add_state(p, st, mt.span(), "abbr")
     _find_fuzzy_states(p, cat)
     find_bare_counties(p, cat)
+    _informal_regions(p)
     resolve_ambiguous(p)
 
 
 def _find_regions(p: Parse, cat: Catalog) -> None:
     """Census regions and divisions ("New England", "the Midwest") are read as their states, with the definition
-    stated; a region with no single definition ("the Sun Belt", "Pacific Northwest") is declined rather than
-    silently dropped (the answer would be about every state)."""
+    stated; a region with no single definition ("the Sun Belt", "Pacific Northwest") is set aside for
+    :func:`_informal_regions`."""
     t = p.t
     for mt in INFORMAL_REGION.finditer(t):
         if not overlaps(mt.span(), p.blocked):
-            raise Decline(
-                f"“{p.tc[mt.start():mt.end()]}” is not a region with one agreed definition, and the data has no "
-                "region rows; name the states (or counties) you mean, or use a Census region or division "
-                "(Northeast, Midwest, South, West; New England, Pacific ...).",
-                ["Which 3 states have the highest poverty rate?",
-                 "Compare the unemployment rate of Washington, Oregon and Idaho",
-                 "Which New England state has the highest median household income for White householders?"])
+            p.informal.append(mt.span())
+            p.blocked.append(mt.span())
     for rx, name, codes in REGION_RES:
         for mt in rx.finditer(t):
             if overlaps(mt.span(), p.blocked):
@@ -120,6 +116,26 @@ def _find_regions(p: Parse, cat: Catalog) -> None:
                 p.places.append(Place("state", st, None, mt.span(), "region", p.tc[mt.start():mt.end()]))
             p.notes.append(f"“{p.tc[mt.start():mt.end()].strip()}” read as {name}: "
                            f"{', '.join(st.abbr for st in states)}.")
+
+
+def _informal_regions(p: Parse) -> None:
+    """A region with no single definition ("the Bay Area", "the Sun Belt") is declined (the answer would be about
+    somewhere else) unless the question lists its places itself: "the nine Bay Area counties (Alameda, ...,
+    California)", "the Twin Cities counties, Hennepin and Ramsey"."""
+    for span in p.informal:
+        text = p.tc[span[0]:span[1]]
+        listed = re.match(r"\s+(counties|states|parishes)\b", p.t[span[1]:]) and any(
+            pl.span[0] >= span[1] for pl in p.places)
+        if listed:
+            p.notes.append(f"“{text}” read as the places the question lists.")
+            continue
+        raise Decline(
+            f"“{text}” is not a region with one agreed definition, and the data has no "
+            "region rows; name the states (or counties) you mean, or use a Census region or division "
+            "(Northeast, Midwest, South, West; New England, Pacific ...).",
+            ["Which 3 states have the highest poverty rate?",
+             "Compare the unemployment rate of Washington, Oregon and Idaho",
+             "Which New England state has the highest median household income for White householders?"])
 
 
 def resolve_ambiguous(p: Parse) -> None:
@@ -402,6 +418,7 @@ def find_bare_counties(p: Parse, cat: Catalog) -> None:
     states = {pl.state.fips: pl.state for pl in p.places if pl.level == "state"}
     states.update({pl.state.fips: pl.state for pl in p.places if pl.level == "county" and pl.county is not None})
     if not states:
+        _listed_without_state(p, cat)
         return
     t = p.t
     tokens = [(m.group(0), m.span()) for m in re.finditer(r"[a-z]+", t)]
@@ -451,6 +468,46 @@ def find_bare_counties(p: Parse, cat: Catalog) -> None:
         i += 1
     if found:
         _drop_qualifying_states(p, {c.state.fips for _, c in found})
+
+
+def _listed_without_state(p: Parse, cat: Catalog) -> None:
+    """"The Twin Cities counties, Hennepin and Ramsey": a list of bare names right after a "counties" word, in a
+    question that names no state, is read as counties when exactly one state has every one of them."""
+    masked = mask(p.t, p.blocked)
+    for cue in re.finditer(r"\b(counties|parishes)\s*(,|:|\(|-|--|—|–)?\s*", masked):
+        rest = masked[cue.end():]
+        mt = re.match(r"([a-z]+(?: [a-z]+){0,2})((?:\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or|&)\s+)[a-z]+(?: [a-z]+){0,2})+",
+                      rest)
+        if not mt:
+            continue
+        pieces = [x.strip() for x in re.split(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or|&)\s+", mt.group(0)) if x.strip()]
+        found = []
+        for piece in pieces:
+            words = piece.split()
+            hits = next((counties_named(" ".join(words[:k]), cat) for k in range(len(words), 0, -1)
+                         if counties_named(" ".join(words[:k]), cat)), [])
+            if not hits:
+                break
+            found.append((piece, hits))
+        if len(found) != len(pieces) or len(found) < 2:
+            continue
+        common = set.intersection(*[{c.state.fips for c in hits} for _, hits in found])
+        if len(common) != 1:
+            continue
+        fips = common.pop()
+        start = cue.end()
+        typed = []
+        for piece, hits in found:
+            c = next(c for c in hits if c.state.fips == fips)
+            a = p.t.index(piece, start)
+            span = (a, a + len(piece))
+            start = span[1]
+            p.blocked.append(span)
+            p.places.append(Place("county", c.state, c, span, "rule", p.tc[span[0]:span[1]]))
+            typed.append(p.tc[span[0]:span[1]])
+        state = next(c.state for c in found[0][1] if c.state.fips == fips)
+        p.notes.append(f"{join_words(typed)} read as the counties of {state.name}, the only state that has all of "
+                       "them.")
 
 
 def _listed(t: str, span: tuple[int, int], p: Parse, found: Sequence[tuple[tuple[int, int], County]]) -> bool:
@@ -583,6 +640,8 @@ def find_unknown_places(p: Parse, cat: Catalog) -> None:
             if len(group) == k and not any(overlaps(sp, p.blocked) for _, sp in group):
                 name = " ".join(w for w, _ in group)
                 hyph = _hyphenated_county(p, counties_named(name.lower(), cat), name)
+                if hyph is None and name.endswith("s"):  # "Miami-Dade's" (the apostrophe is gone)
+                    hyph = _hyphenated_county(p, counties_named(name[:-1].lower(), cat), name[:-1])
                 if hyph is not None:
                     break
         if hyph is not None:
@@ -600,7 +659,10 @@ def find_unknown_places(p: Parse, cat: Catalog) -> None:
             pl.level == "state" and pl.span[0] == nxt_span[0] for pl in p.places)
         if before_state and i == 0 and word[0].isupper() and counties_named(low, cat):
             capital = True  # "Juneau, Alaska: ...": the first word names a place as much as any other
-        if before_state and (capital or prev in STOP_BEFORE_PLACE):
+        # "maricopa az": a lowercase name right before a state that is a county name there is a place too
+        named_there = before_state and bool(counties_named(low, cat, next(
+            pl.state for pl in p.places if pl.span[0] == nxt_span[0])))
+        if before_state and (capital or prev in STOP_BEFORE_PLACE or named_there):
             st = next(pl.state for pl in p.places if pl.span[0] == nxt_span[0])
             same = counties_named(low, cat, st)
             one = _consolidated(same)

@@ -422,7 +422,7 @@ REGION_RES = [(re.compile(r"\b(" + rx + r")\b"), name, codes) for rx, name, code
 INFORMAL_REGION = re.compile(
     r"\b(pacific northwest|northwest|south ?west|south ?east|deep south|sun ?belt|rust ?belt|bible belt|"
     r"corn belt|black belt|great plains|plains states|great lakes|appalachia\w*|mountain west|east coast|"
-    r"gulf coast|gulf states|tri ?state area|bay area|new york metro|dmv area|heartland|"
+    r"gulf coast|gulf states|tri ?state area|bay area|twin cities|new york metro|dmv area|heartland|"
     r"upper midwest|border states|"
     r"sand states|dixie|four corners|the coasts|coastal states|swing states|battleground states|"
     r"red states|blue states|southern california|northern california|central valley|inland empire|"
