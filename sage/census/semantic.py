@@ -601,7 +601,8 @@ def _resolve_families(text: str, found: list[Mention], measures: Sequence[Measur
 
 
 #: words between two mentions that make them items of a list ("median household income, Gini index and ...")
-_LIST_SEPARATOR = re.compile(r"[,;&]|\b(and|plus|vs|versus|as well as|along with)\b")
+_LIST_SEPARATOR = re.compile(r"[,;&]|\b(and|plus|vs|versus|as well as|along with|than|compared (to|with)|against|"
+                             r"outnumbers?|outnumbered)\b")
 
 
 def _drop_superseded(found: list[Mention], text: str = "") -> list[Mention]:

@@ -147,6 +147,8 @@ def _plain(measures: Sequence[Measure]) -> bool:
 
 def _condition_sql(c: Condition, value: str) -> str:
     """``value`` compared as ``c`` asks; ``value`` is ``e.estimate`` in the plain form, else an aggregate."""
+    if c.other is not None:
+        return f"{value} {c.op} {c.other.condition_expression('e')}"
     if c.ref is not None:
         ref = (f"(SELECT {c.measure.condition_expression('r')} FROM public.estimates r "
                f"WHERE r.geo_id = {sql_str(c.ref.geo_id)})")

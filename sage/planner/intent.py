@@ -10,6 +10,7 @@ questions it can answer.  It writes no SQL: :mod:`.compile` does, from the frame
 from __future__ import annotations
 
 import re
+from typing import Sequence
 
 from ..census.semantic import Measure
 from .catalog import Catalog, State, counties_named
@@ -391,7 +392,7 @@ def _share_of_parent(p: Parse, cat: Catalog, m: Measure, parts: list[Place], not
 
 def _count_places(p: Parse, cat: Catalog, measures: list[Measure], masked: str, notes: list[str]) -> Query:
     level = p.level or "county"
-    if not p.thresholds:
+    if not p.thresholds and not cross_conditions(p, masked, level, measures):
         raise Decline("counting places needs a condition (e.g. “more than 100,000 people”).",
                       topic_suggestions(p, cat))
     q = _set_query(p, cat, measures, masked, notes, level, for_count=True)
@@ -461,22 +462,7 @@ def _set_query(p: Parse, cat: Catalog, measures: list[Measure], masked: str, not
                     where = Place("state", st, None, (0, 0))
                     raise Decline(no_rows(m, where, cat), coverage_suggestions(m, where, cat))
 
-    # "counties with more Hispanic than White residents", "a higher unemployment rate than poverty rate":
-    # one measure against another in the same row is not a ranking by the first — decline, don't guess
-    unbound = mask(masked, [th.span for th in p.thresholds])
-    for than in re.finditer(r"\b(more|less|fewer|higher|lower|greater|larger|bigger|smaller|exceeds?|"
-                            r"exceeding|outnumber\w*)\b[^.?;]*?(?<!rather )(?<!other )\bthan\b", unbound):
-        rest = unbound[than.end():].lstrip()
-        after = than.end() + (len(unbound) - than.end() - len(rest))
-        if not rest or rest[0] in "_$0123456789" or any(pl.span[0] <= after < pl.span[1] for pl in p.places):
-            continue  # a number or a named place: the threshold reader's business
-        what = " ".join(p.tc[than.start():after].split() + p.tc[after:].split()[:4]).rstrip("?.!,;")
-        noun = "county" if level == "county" else "state"
-        raise Decline(f"comparing each {noun}'s value with another figure, not a number (“{what}”), is "
-                      "beyond the offline planner; ask for both figures and compare them in the table.",
-                      [f"Which 10 {'counties' if level == 'county' else 'states'} have the highest "
-                       f"{nice_name(measures[0])}?"] if measures else generic_suggestions())
-
+    cross = cross_conditions(p, masked, level, measures)
     exclude = _exclusions(p, set()) if not scope_states else frozenset()
     independent = level == "county" and bool(INDEPENDENT_CITY.search(masked)) and not re.search(
         r"\b(counties|county|parishes|parish|boroughs|county equivalents)\b", masked)
@@ -484,9 +470,12 @@ def _set_query(p: Parse, cat: Catalog, measures: list[Measure], masked: str, not
                  within=tuple(scope_states) if not (level == "state") else tuple(scope_states),
                  exclude=exclude, independent_cities=independent)
 
+    if cross:  # "more Hispanic than White residents" compares two measures; it asks for no ranking
+        masked = mask(masked, [m.span() for m in _THAN.finditer(masked)]
+                      + [m.span() for m in re.finditer(r"\boutnumbers?\b", masked)])
     direction, n, n_given = read_rank(p, masked, measures)
     conditions = tuple(Condition(th.measure, th.op, th.value, th.value2, th.ref, None, th.text, th.unit)
-                       for th in p.thresholds if th.measure is not None)
+                       for th in p.thresholds if th.measure is not None) + tuple(cross)
     rank = None
     if direction and not for_count:
         per_parent = level == "county" and bool(PER_STATE.search(masked))
@@ -498,4 +487,55 @@ def _set_query(p: Parse, cat: Catalog, measures: list[Measure], masked: str, not
     return Query(op, tuple(measures), geo, rank=rank, conditions=conditions, notes=tuple(notes + p.notes))
 
 
-__all__ = ["build_query"]
+#: "more Hispanic residents than non-Hispanic White residents": one measure against another in the same row
+_THAN = re.compile(r"\b(more|less|fewer|higher|lower|greater|larger|bigger|smaller|exceeds?|exceeding|outnumber\w*)\b"
+                   r"[^.?;]*?(?<!rather )(?<!other )\bthan\b")
+
+
+def cross_conditions(p: Parse, masked: str, level: str, measures: Sequence[Measure]) -> list[Condition]:
+    """Conditions comparing two measures of each place ("counties where Hispanic residents outnumber non-Hispanic
+    White residents").  Answerable when both count the same universe in the same unit (two lines of one table,
+    or two counts of the total population); otherwise — a rate against a rate over another universe — declined."""
+    out: list[Condition] = []
+    unbound = mask(masked, [th.span for th in p.thresholds])
+    strong = sorted(p.strong(), key=lambda m: m.start)
+    for than in _THAN.finditer(unbound):
+        rest = unbound[than.end():].lstrip()
+        after = than.end() + (len(unbound) - than.end() - len(rest))
+        if not rest or rest[0] in "_$0123456789" or any(pl.span[0] <= after < pl.span[1] for pl in p.places):
+            continue  # a number or a named place: the threshold reader's business
+        left = [m for m in strong if than.start() <= m.start < after]
+        right = [m for m in strong if m.start >= after]
+        outnumber = than.group(1).startswith("outnumber")
+        if outnumber:  # "Hispanic residents outnumber non-Hispanic White residents" (no "than")
+            left = [m for m in strong if m.end <= than.start()][-1:]
+        what = " ".join(p.tc[than.start():after].split() + p.tc[after:].split()[:4]).rstrip("?.!,;")
+        noun = "county" if level == "county" else "state"
+        if left and right and _comparable(left[-1].measure, right[0].measure):
+            a, b = left[-1].measure, right[0].measure
+            op = "<" if than.group(1) in ("less", "fewer", "lower", "smaller") else ">"
+            out.append(Condition(a, op, other=b, text=what, unit=a.unit))
+            continue
+        raise Decline(f"comparing each {noun}'s value with another figure (“{what}”) is answered only for two "
+                      "counts of the same people (e.g. Hispanic vs non-Hispanic White residents); these two are "
+                      "not measured over the same universe, so one cannot be set against the other here. Ask for "
+                      "both figures and compare them in the table.",
+                      [f"Which 10 {'counties' if level == 'county' else 'states'} have the highest "
+                       f"{nice_name(measures[0])}?"] if measures else generic_suggestions())
+    # "counties where Hispanic residents outnumber non-Hispanic White residents"
+    for mt in re.finditer(r"\boutnumbers?\b", masked):
+        left = [m for m in strong if m.end <= mt.start()][-1:]
+        right = [m for m in strong if m.start >= mt.end()][:1]
+        if left and right and _comparable(left[0].measure, right[0].measure):
+            out.append(Condition(left[0].measure, ">", other=right[0].measure,
+                                 text=p.tc[left[0].start:right[0].end], unit=left[0].measure.unit))
+    return out
+
+
+def _comparable(a: Measure, b: Measure) -> bool:
+    """Two measures one can be set against the other for each place: same unit, same universe."""
+    return a.name != b.name and a.unit == b.unit and a.unit in ("count", "percent") and bool(a.universe) and \
+        a.universe == b.universe and (a.unit == "count" or a.denominator == b.denominator)
+
+
+__all__ = ["build_query", "cross_conditions"]

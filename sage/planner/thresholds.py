@@ -65,7 +65,9 @@ def _bind_threshold(p: Parse, cat: Catalog, th: Threshold) -> None:
     # "more than 300,000 people enrolled in grad school": the people are the count named right after the noun
     if th.noun and th.unit != "percent":
         follow = [x for x in strong if x.measure.unit == "count" and x.measure.name != "population"
-                  and 0 <= x.start - th.span[1] <= 30]
+                  and 0 <= x.start - th.span[1] <= 30 and not re.search(
+                      r"\b(have|has|had|with|where|and|but|than|are|is|were|was|who have|that have)\b",
+                      p.t[th.span[1]:x.start])]
         if follow:
             th.measure = follow[0].measure
             return
@@ -191,6 +193,9 @@ def describe_threshold(th: Threshold | Condition) -> str:
             return f"${_fmt_num(v)}"
         return _fmt_num(v)
     words = {">": "greater than", ">=": "at least", "<": "less than", "<=": "at most"}
+    other = getattr(th, "other", None)
+    if other is not None:
+        return f"{words[th.op]} its own {nice_name(other)} (both from the same table, same people counted)"
     if th.ref is not None:
         return f"{words[th.op]} that of {th.ref.label} (its own {nice_name(th.measure)} from the same table)"
     if th.op == "between":
