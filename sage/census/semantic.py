@@ -81,6 +81,8 @@ class Measure:
     requires_fetch: bool = False
     #: who the table counts, as the Census Bureau words it ("Population 25 years and over"); from the database
     universe: str = ""
+    #: (measure family, group family) when this is a measure for one population group only
+    cross: tuple[str, ...] = ()
 
     # ------------------------------------------------------------------ descriptors
     @property
@@ -261,6 +263,7 @@ def _read_yaml(path: Path = MEASURES_FILE) -> list[Measure]:
                 description=" ".join(str(raw.get("description") or "").split()),
                 notes=" ".join(str(raw.get("notes") or "").split()),
                 requires_fetch=bool(raw.get("requires_fetch", False)),
+                cross=_tuple(raw.get("cross")),
             )
         except (KeyError, TypeError) as exc:
             raise DataError(f"{path.name}: measure #{i + 1} lacks field {exc}.") from exc

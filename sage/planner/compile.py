@@ -373,6 +373,8 @@ def _total(q: Query) -> Compiled:
 def _share(q: Query) -> Compiled:
     m = q.measures[0]
     parts = q.geo.places
+    if q.combined:
+        return _combined_share(q)
     if q.geo.level == "county":
         col = f"pct_of_state_{m.column}"
         where = place_filter(parts, "county", alias="c")
@@ -407,6 +409,28 @@ def _share(q: Query) -> Compiled:
                      group=["g.state_name"])
         sql = sel.sql()
     return Compiled(sql, q.display or ("big" if len(parts) == 1 else "bar"))
+
+
+def _combined_share(q: Query) -> Compiled:
+    """Named places added together, as a share of their parent (their state, or the US)."""
+    m = q.measures[0]
+    parts = q.geo.places
+    level = q.geo.level
+    part = Select([m.sql_expression("ce")], source="public.estimates ce JOIN public.geography c ON c.geo_id = ce.geo_id",
+                  where=[f"c.level = '{level}'", place_filter(parts, level, alias="c"), code_filter(m.codes, "ce")])
+    if level == "county":
+        parent_name, col = "state", f"pct_of_state_{m.column}"
+        whole = Select([m.sql_expression("se")], source="public.estimates se",
+                       where=[f"se.geo_id = {sql_str(parts[0].state.geo_id)}", code_filter(m.codes, "se")])
+    else:
+        parent_name, col = "us", f"pct_of_us_{m.column}"
+        whole = Select([m.sql_expression("se")], source="public.estimates se JOIN public.geography s ON s.geo_id = se.geo_id",
+                       where=["s.level = 'state'"] + [x for x in [exclude_filter(q.geo.exclude, "s")] if x]
+                       + [code_filter(m.codes, "se")])
+    inner = (f"SELECT ({part.sql()}) AS combined_{m.column}, ({whole.sql()}) AS {parent_name}_{m.column}")
+    sql = (f"SELECT combined_{m.column}, {parent_name}_{m.column}, ROUND(100.0 * combined_{m.column} / "
+           f"NULLIF({parent_name}_{m.column}, 0), 1) AS {col} FROM ({inner}) AS x")
+    return Compiled(sql, q.display or "big")
 
 
 def _per_parent(q: Query) -> Compiled:

@@ -66,7 +66,11 @@ def explain(q: Query, compiled: Compiled, states: Sequence[State]) -> list[str]:
             _measures(q.measures, out, level=geo.level, margins=False, scope=geo.within)
     elif op is Op.SHARE:
         m = q.measures[0]
-        if geo.level == "county":
+        if q.combined:
+            parent = "their state's" if geo.level == "county" else "the US (the 50 states + DC)"
+            out.append(f"Share = {join_words([pl.label for pl in geo.places])} added together / {parent} "
+                       f"{nice_name(m)} ({m.formula}), ACS {m.vintage}.")
+        elif geo.level == "county":
             out.append(f"Share = the county's {nice_name(m)} / its state's ({m.formula}), both ACS {m.vintage}.")
         else:
             out.append(f"Share = the state's {nice_name(m)} / the sum over the 50 states + DC (Puerto Rico "

@@ -119,6 +119,8 @@ class Query:
     per_n: int | None = None
     per_n_phrase: str = ""
     with_us: bool = False
+    #: the named places taken together ("Kings and Queens counties combined"): one share of the parent
+    combined: bool = False
     display: str | None = None
     notes: tuple[str, ...] = field(default=(), compare=False)
 

@@ -32,6 +32,14 @@ def build_query(p: Parse, cat: Catalog) -> Query:
     """The frame of a read question, or :class:`Decline` when it cannot be answered honestly."""
     t = p.t
     masked = mask(t, p.blocked)
+    seen: set[str] = set()
+    unique: list[Place] = []
+    for pl in sorted(p.places, key=lambda pl: pl.span[0]):  # a place named twice (a region and its states) once
+        key = pl.geo_id if pl.how != "ambiguous" else f"?{pl.text}"
+        if key not in seen:
+            seen.add(key)
+            unique.append(pl)
+    p.places = unique
     strong = p.strong()
     weak = [m for m in p.mentions if m.weak]
     measures = [m.measure for m in strong]
@@ -100,7 +108,8 @@ def build_query(p: Parse, cat: Catalog) -> Query:
              "What is the overall US unemployment rate?", "How many people live in the US?"])
 
     # ---------------------------------------------------------- part of a whole: county of state, state of US
-    if share_cue and not set_query and all(m.additive for m in measures) and len(measures) == 1 \
+    combined = bool(COMBINED.search(masked) or re.search(r"\btogether\b", masked))
+    if share_cue and (not set_query or combined) and all(m.additive for m in measures) and len(measures) == 1 \
             and not p.thresholds:
         counties = [pl for pl in p.places if pl.level == "county"]
         states = [pl for pl in p.places if pl.level == "state"]
@@ -111,6 +120,9 @@ def build_query(p: Parse, cat: Catalog) -> Query:
 
     if count_places:
         return _count_places(p, cat, measures, masked, notes)
+    # "the six New England states (…) together": named places added up, even when a level word names them
+    if combined and len(p.places) >= 2 and not p.thresholds and not SUPERLATIVE.search(masked):
+        return _combined_places(p, cat, measures, notes)
     fifty_only = p.fifty and not p.places and not SUPERLATIVE.search(masked) and not p.thresholds and not (
         BY_LEVEL.search(masked) or re.search(r"\b(which|what|each|every|list|show|map|rank)\b[^.?]*\bstates?\b",
                                              masked))
@@ -243,6 +255,9 @@ def _value_query(p: Parse, cat: Catalog, measures: list[Measure], notes: list[st
     measures = usable
     if not measures:
         raise Decline(dropped[0] if dropped else "no measure fits these places.", generic_suggestions())
+    if dropped and not _listed_measures(p):
+        # measures not asked for as a list ("X and Y and Z for ..."): answering the rest would answer something else
+        raise Decline(dropped[0], generic_suggestions())
     notes.extend(f"Left out: {d}" for d in dropped)
 
     # DC for county-only measures: its county-equivalent row
@@ -279,6 +294,17 @@ def _value_query(p: Parse, cat: Catalog, measures: list[Measure], notes: list[st
     if p.vs_us:
         return _with_us(p, cat, measures, geo, notes)
     return Query(Op.VALUE, tuple(measures), geo, notes=tuple(notes + p.notes))
+
+
+def _listed_measures(p: Parse) -> bool:
+    """Whether the question lists its measures as items ("population, median age and median rent"), so that a
+    figure the data lacks for a place may be left out of the answer (said so) rather than decline the rest."""
+    strong = sorted(p.strong(), key=lambda m: m.start)
+    if len(strong) < 2:
+        return False
+    seps = re.compile(r"\s*(,|;|&|\band\b|\bplus\b|\bas well as\b|\balong with\b|/)\s*")
+    masked = mask(p.t, p.blocked)
+    return all(seps.search(masked[a.end:b.start]) for a, b in zip(strong, strong[1:]))
 
 
 def _per_n(p: Parse, cat: Catalog, measures: list[Measure], geo: GeoSet, notes: list[str]) -> Query:
@@ -387,7 +413,11 @@ def _share_of_parent(p: Parse, cat: Catalog, m: Measure, parts: list[Place], not
             if not cat.has(m, pl.geo_id):
                 raise Decline(no_rows(m, pl, cat), coverage_suggestions(m, pl, cat))
     geo = GeoSet(level=parts[0].level, places=tuple(parts), exclude=_exclusions(p, {"PR"}))
-    return Query(Op.SHARE, (m,), geo, notes=tuple(notes + p.notes))
+    combined = len(parts) > 1 and bool(COMBINED.search(p.t) or re.search(r"\btogether\b", p.t))
+    if combined and parts[0].level == "county" and len({pl.state.fips for pl in parts}) > 1:
+        raise Decline("counties added together as a share of their state must all be in one state.",
+                      topic_suggestions(p, cat))
+    return Query(Op.SHARE, (m,), geo, combined=combined, notes=tuple(notes + p.notes))
 
 
 def _count_places(p: Parse, cat: Catalog, measures: list[Measure], masked: str, notes: list[str]) -> Query:

@@ -44,7 +44,7 @@ UNIVERSES: list[tuple[str, re.Pattern[str]]] = [
                                         r"labou?r\s+force\b")),
     ("households", re.compile(r"\b(?:of|among|for|across)\s+(?:all\s+)?(?:the\s+)?(?:_+s?\s+)?households\b")),
     ("total population", re.compile(r"\b(?:of|among|for|in)\s+(?:the\s+|its\s+|their\s+|all\s+)?(?:_+s?\s+)?"
-                                    r"(?:whole\s+|entire\s+|total\s+|overall\s+)?population\b")),
+                                    r"(?:whole\s+|entire\s+|total\s+|overall\s+|combined\s+)?population\b")),
 ]
 
 #: rates whose denominator is not their table's total, by the universe their denominator is
@@ -223,11 +223,27 @@ def find_measures(p: Parse, cat: Catalog, chunks: Sequence[Chunk]) -> None:
                 f"“{p.tc[a.start:b.end]}” is a ratio of two measures ({nice_name(a.measure)} and "
                 f"{nice_name(b.measure)}) that the offline planner does not compute; ask for each of them.",
                 generic_suggestions())
+    masked_places = mask(p.t, [pl.span for pl in p.places])
     for a, b in zip(strong, strong[1:]):
-        gap = p.t[a.end:b.start]
-        group, other = (b, a) if re.fullmatch(r"\s*(for|among|amongst|of|within)\s+(the\s+)?", gap) else (a, b)
+        # the words between, without set-aside phrases ("in 2023 dollars") and commas
+        gap = " " + " ".join(re.sub(r"[_,]+", " ", mask(p.t, p.blocked)[a.end:b.start]).split()) + " "
+        group, other = (b, a) if re.fullmatch(
+            r"\s*(for|among|amongst|of|within)\s+(the\s+)?((households?|people|persons|residents|those|families|"
+            r"workers)\s+(whose\s+householders?\s+(is|are)|(who|that)\s+(is|are)|headed\s+by|with\s+an?)\s+)?", gap) \
+            else (a, b)
+        # "share of noncitizens in Florida (who) have health insurance": the group is who the measure is about
+        about = group is a and re.fullmatch(
+            r"\s*(in\s+[_ ]+\s*|,\s*)?(who|that|which)?\s*(have|has|had|are|is|were|was|with|hold|holding|held|earn|"
+            r"earning|lack|lacking|without)\b[^,;]{0,25}",
+            masked_places[a.end:b.start] + (b.phrase.split()[0] + " " if b.phrase else ""))
         if group.measure.family in GROUP_FAMILIES and other.measure.family not in GROUP_FAMILIES and (
-                group is b or re.fullmatch(r"\s*", gap)):
+                group is b or re.fullmatch(r"\s*", gap) or about):
+            # "the coverage rate of noncitizens": a measure defined for that group answers it
+            cross = next((x for x in cat.measures if x.cross == (other.measure.family, group.measure.family)), None)
+            if cross is not None:
+                other.measure, other.start, other.end = cross, min(a.start, b.start), max(a.end, b.end)
+                p.mentions = [m for m in p.mentions if m is not group]
+                continue
             place = next((pl for pl in p.places if pl.how != "ambiguous"), None)
             sugg = place_questions(place, cat, (other.measure.name, group.measure.name, "population")) \
                 if place else []
@@ -235,6 +251,16 @@ def find_measures(p: Parse, cat: Catalog, chunks: Sequence[Chunk]) -> None:
                 f"{nice_name(other.measure)} for one population group (“{p.tc[a.start:b.end]}”) is a "
                 "cross-tabulation the shipped extract does not have; it has each measure for everyone.",
                 sugg or generic_suggestions())
+    # "... the coverage rate of the native born and the coverage rate of noncitizens": the same measure again,
+    # for another group (the second mention of one measure is folded away by the family rules)
+    chosen = {m.measure.cross[0] for m in p.mentions if m.measure.cross}
+    for g in [m for m in p.mentions if not m.weak and m.measure.family in GROUP_FAMILIES]:
+        if re.search(r"\b(rate|rates|coverage|share)\s+(for|among|of)\s+(the\s+|all\s+)?$", p.t[max(0, g.start - 30):g.start]):
+            cross = next((x for x in cat.measures if x.cross and x.cross[0] in chosen
+                          and x.cross[1] == g.measure.family), None)
+            if cross is not None:
+                g.measure = cross
+    mentions = p.mentions
     if not mentions:
         # retrieval as a fallback: a variable the semantic layer knows under another name
         for ch in sorted(chunks or (), key=lambda c: -c.score)[:3]:

@@ -34,6 +34,7 @@ from .vocabulary import (
     YEAR,
     join_words,
     mask,
+    overlaps,
     nice_name,
     normalize_question,
 )
@@ -167,6 +168,7 @@ def check_scope(p: Parse, cat: Catalog) -> None:
     """Decline early what the data cannot answer (missing topics, sub-county places, cities, trends, other
     years, comparisons against an average), and note the scope words: the US, the 50 states, DC, Puerto Rico."""
     t = p.t
+    _dollar_basis(p, cat)
     masked = mask(t, p.blocked + [m.span for m in p.strong()])
     places_only = mask(t, p.blocked)
     inside = [m.span for m in p.strong()]
@@ -234,6 +236,32 @@ def check_scope(p: Parse, cat: Catalog) -> None:
         p.national = True
         if p.places and VS_US.search(masked2):
             p.vs_us = True
+
+
+#: "in 2023 inflation-adjusted dollars": the dollars a figure is asked in
+_DOLLAR_BASIS = re.compile(r"\b(?:in\s+)?(?:(?P<year>(?:19|20)\d\d)\s+(?:inflation\s+adjusted\s+|constant\s+|real\s+)?"
+                           r"dollars|inflation\s+adjusted\s+dollars|(?:constant|real)\s+dollars)\b")
+
+
+def _dollar_basis(p: Parse, cat: Catalog) -> None:
+    """A dollar basis that is the data's own (2023 dollars for 2019-2023 figures) is noted and set aside; another
+    year's dollars would need a conversion the question did not ask to be made silently, so it is declined."""
+    for mt in _DOLLAR_BASIS.finditer(p.t):
+        if overlaps(mt.span(), p.blocked):
+            continue
+        dollars = [m.measure for m in p.strong() if m.measure.unit == "dollars"]
+        ends = {m.vintage[-4:] for m in dollars}
+        year = mt.group("year")
+        if year and ends and year not in ends:
+            raise Decline(f"the figures are published in {join_words(sorted(ends))} dollars (the last year of their "
+                          f"ACS period); “{p.tc[mt.start():mt.end()]}” would need them converted, which the offline "
+                          "planner does not do for one period. Ask without the dollar year, or for a change between "
+                          "two periods (both are then put in the later period's dollars).", 
+                          topic_suggestions(p, cat))
+        p.blocked.append(mt.span())
+        which = join_words(sorted(ends)) if ends else "the period's last year"
+        p.notes.append(f"“{p.tc[mt.start():mt.end()].strip()}”: the figures are in {which} dollars, as the Census "
+                       "Bureau publishes them for the period.")
 
 
 def find_level(p: Parse) -> None:
