@@ -13,12 +13,12 @@ import logging
 import re
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from . import guard, execute
 from .errors import DatabaseError, ExecutionError, GuardError, NotSetUpError, PlanningError, QuestionError, SageError
 from .execute import Result
-from .planner.base import Attempt, Plan, Planner
+from .planner.base import Attempt, Plan, Planner, PriorTurn
 from .retrieve import Chunk
 from .settings import Settings
 
@@ -53,6 +53,14 @@ class Answer:
     id: int | None = None
     #: for a ``needs_fetch`` decline: ``{"tables", "vintage", "geographies"}``
     fetch: dict | None = None
+    #: the question read on its own (a follow-up's "Read as"), and the offline planner's frame of it
+    standalone: str = ""
+    frame: dict | None = None
+
+    def as_prior(self) -> PriorTurn:
+        """This answer as an earlier turn of a conversation (question, reading, SQL, assumptions; no rows)."""
+        return PriorTurn(self.question, self.standalone, self.sql if self.answered else "", tuple(self.assumptions),
+                         self.frame if self.answered else None)
 
     @property
     def answered(self) -> bool:
@@ -163,6 +171,7 @@ def ask(
     planner: Planner | str | None = None,
     progress: Progress | None = None,
     record: bool = True,
+    context: Sequence[PriorTurn] = (),
 ) -> Answer:
     """Answer one question.  Never raises a :class:`SageError`: it ends up in ``Answer.error``."""
     progress = progress or (lambda *a: None)
@@ -183,7 +192,7 @@ def ask(
         t = time.perf_counter()
         answer.chunks = _context(retrieve(settings, text, top_k=_RETRIEVE_POOL))
         timings["retrieve"] = _ms(t)
-        _loop(answer, planner, settings, progress, timings)
+        _loop(answer, planner, settings, progress, timings, context)
     except SageError as exc:
         answer.error = exc
     timings["total"] = _ms(started)
@@ -206,12 +215,13 @@ def _context(chunks: list[Chunk]) -> list[Chunk]:
     return variables + schema
 
 
-def _loop(answer: Answer, planner: Planner, settings: Settings, progress: Progress, timings: dict) -> None:
+def _loop(answer: Answer, planner: Planner, settings: Settings, progress: Progress, timings: dict,
+          context: Sequence[PriorTurn] = ()) -> None:
     for attempt_no in range(1, settings.max_attempts + 1):
         progress("planning", {"attempt": attempt_no})
         t = time.perf_counter()
         try:
-            plan: Plan = planner.plan(answer.question, answer.chunks, list(answer.attempts))
+            plan: Plan = planner.plan(answer.question, answer.chunks, list(answer.attempts), list(context))
         except PlanningError as exc:
             timings["plan"] += _ms(t)
             if exc.kind != "bad_answer":  # no key, bad key, rate limit, network: a retry would not help
@@ -265,6 +275,8 @@ def _loop(answer: Answer, planner: Planner, settings: Settings, progress: Progre
 
 
 def _take_plan(answer: Answer, plan: Plan) -> None:
+    answer.standalone = plan.standalone
+    answer.frame = plan.frame
     answer.sql = plan.sql
     answer.assumptions = list(plan.assumptions)
     answer.display_hint = plan.display_hint

@@ -162,16 +162,23 @@ def read_questions(path: Path) -> list[dict]:
             row = json.loads(line)
         except json.JSONDecodeError as exc:
             raise DataError(f"{Path(path).name}, line {i}: not JSON ({exc.msg}).") from exc
+        if isinstance(row, dict) and isinstance(row.get("turns"), list) and row["turns"] and all(
+                isinstance(x, dict) and isinstance(x.get("question"), str) and "gold_sql" in x for x in row["turns"]):
+            row.setdefault("id", f"c{i}")
+            rows.append(row)
+            continue
         if not isinstance(row, dict) or not isinstance(row.get("question"), str) or "gold_sql" not in row:
             raise DataError(
-                f"{Path(path).name}, line {i}: each line needs \"question\" and \"gold_sql\" (null = decline)."
+                f"{Path(path).name}, line {i}: each line needs \"question\" and \"gold_sql\" (null = decline), or "
+                "\"turns\": a list of such questions (a conversation)."
             )
         row.setdefault("id", f"q{i}")
         rows.append(row)
     return rows
 
 
-def score(settings, row: dict, planner: str | None = None) -> dict[str, Any]:
+def score(settings, row: dict, planner: str | None = None, context: Sequence[Any] = (),
+          answers: list | None = None) -> dict[str, Any]:
     """Ask one question-set row through the full guarded path and score it against its gold SQL.
 
     The item is one entry of the ``eval`` JSON's ``results`` (``id``, ``question``, ``sql``, ``columns``, ``rows``,
@@ -182,7 +189,9 @@ def score(settings, row: dict, planner: str | None = None) -> dict[str, Any]:
     """
     from . import agent, execute, guard
 
-    answer = agent.ask(row["question"], settings, planner=planner, record=False)
+    answer = agent.ask(row["question"], settings, planner=planner, record=False, context=context)
+    if answers is not None:
+        answers.append(answer)
     gold_sql = row.get("gold_sql")
     item: dict[str, Any] = {
         "id": row["id"], "question": row["question"], "kind": row.get("kind"), "sql": answer.sql or None,
@@ -190,6 +199,7 @@ def score(settings, row: dict, planner: str | None = None) -> dict[str, Any]:
         "rows": answer.result.rows if answer.result else None,
         "gold_columns": None, "gold_rows": None, "correct": False, "error": None,
         "timings_ms": dict(answer.timings_ms), "assumptions": answer.assumptions,
+        "read_as": answer.standalone or None,
     }
     if gold_sql is None:
         item["correct"] = answer.declined
@@ -217,6 +227,19 @@ def score(settings, row: dict, planner: str | None = None) -> dict[str, Any]:
     return item
 
 
+def score_conversation(settings, conversation: dict, planner: str | None = None) -> list[dict[str, Any]]:
+    """Every turn of a conversation (``{"id", "turns": [{"question", "gold_sql"}, ...]}``), each asked as a
+    follow-up of the answers before it, each scored against its own gold SQL (its meaning in the conversation).
+    A turn's id is the conversation's id and the turn number (``conv-03/2``)."""
+    answers: list = []
+    items = []
+    for n, turn in enumerate(conversation["turns"], 1):
+        row = {**turn, "id": f"{conversation['id']}/{n}"}
+        context = [a.as_prior() for a in answers]
+        items.append(score(settings, row, planner, context=context, answers=answers))
+    return items
+
+
 def evaluate_file(settings, path: Path, planner: str | None = None,
                   progress: Callable[..., None] | None = None) -> dict:
     """Run every question of ``path`` through the full agent and score it against its gold SQL (:func:`score`).
@@ -230,7 +253,10 @@ def evaluate_file(settings, path: Path, planner: str | None = None,
     results = []
     for i, row in enumerate(rows):
         progress("evaluating", i, len(rows))
-        results.append(score(settings, row, planner))
+        if "turns" in row:
+            results.extend(score_conversation(settings, row, planner))
+        else:
+            results.append(score(settings, row, planner))
     progress("evaluating", len(rows), len(rows))
     n = len(results)
     correct = sum(1 for r in results if r["correct"])
@@ -254,4 +280,5 @@ def evaluate_file(settings, path: Path, planner: str | None = None,
 
 
 __all__ = ["ABS_TOL", "REL_TOL", "compare_results", "evaluate_file", "gold_is_ordered", "read_questions", "score",
+           "score_conversation",
            "values_equal"]

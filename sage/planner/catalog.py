@@ -98,6 +98,21 @@ class Catalog:
     def measure(self, name: str) -> Measure | None:
         return next((m for m in self.measures if m.name == name), None)
 
+    @functools.cached_property
+    def by_geo_id(self) -> dict[str, State | County]:
+        out: dict[str, State | County] = {s.geo_id: s for s in self.states}
+        out.update({c.geo_id: c for c in self.counties})
+        return out
+
+    def place(self, geo_id: str, *, text: str = "", how: str = "exact"):
+        """The planner's :class:`~.parsed.Place` for a geography row (``KeyError`` when there is none)."""
+        from .parsed import Place
+
+        row = self.by_geo_id[geo_id]
+        if isinstance(row, County):
+            return Place("county", row.state, row, (0, 0), how, text or row.label)
+        return Place("state", row, None, (0, 0), how, text or row.name)
+
     def table_title(self, table_id: str) -> str | None:
         """The title of an ACS table (loaded or not) from the offline catalog the project ships."""
         from ..census.fetch import table_title

@@ -125,6 +125,8 @@ def set_filters(geo: GeoSet, alias: str = "g") -> list[str]:
         out.append(ex)
     if geo.independent_cities:
         out.append(f"{alias}.county_name LIKE '% city'")
+    if geo.among is not None:  # "which of those ...": the places of the earlier answer
+        out.append(f"{alias}.geo_id IN (SELECT geo_id FROM ({compile_query(geo.among, ids=True).sql}) AS earlier)")
     return out
 
 
@@ -213,17 +215,20 @@ def us_column(m: Measure) -> str:
 # the compiler
 
 
-def compile_query(q: Query, *, margins: bool = True) -> Compiled:
-    """The SQL of ``q`` (see the module docstring); ``margins=False`` leaves out margin and map columns."""
+def compile_query(q: Query, *, margins: bool = True, ids: bool = False) -> Compiled:
+    """The SQL of ``q`` (see the module docstring); ``margins=False`` leaves out margin and map columns;
+    ``ids=True`` adds each row's ``geo_id`` (for "which of those ..." follow-ups, which select among them)."""
     op = q.op
+    if ids and op not in (Op.VALUE, Op.RANK, Op.LIST):
+        raise ValueError(f"an answer of kind {op} has no places to select among")
     if op is Op.VALUE:
-        if q.per_n:
+        if q.per_n and not ids:
             return _per_n(q)
-        if q.with_us:
+        if q.with_us and not ids:
             return _with_us(q)
-        return _value(q, margins)
+        return _value(q, margins, ids)
     if op in (Op.RANK, Op.LIST):
-        return _set(q, margins)
+        return _set(q, margins, ids)
     if op is Op.COUNT:
         return _count(q)
     if op is Op.TOTAL:
@@ -235,7 +240,7 @@ def compile_query(q: Query, *, margins: bool = True) -> Compiled:
     raise ValueError(f"no compiler for {op}")
 
 
-def _value(q: Query, margins: bool) -> Compiled:
+def _value(q: Query, margins: bool, ids: bool = False) -> Compiled:
     places, measures = q.geo.places, q.measures
     single = len(places) == 1
     if q.geo.level == "mixed":
@@ -247,9 +252,17 @@ def _value(q: Query, margins: bool) -> Compiled:
     else:
         level = q.geo.level
         where = [f"g.level = '{level}'", place_filter(places, level)]
+        if q.geo.among is not None:  # the earlier answer's places and these, side by side
+            earlier = compile_query(q.geo.among, ids=True).sql
+            where = [f"g.level = '{level}'",
+                     f"({place_filter(places, level)} OR g.geo_id IN (SELECT geo_id FROM ({earlier}) AS earlier))"]
+            single = False
         head = place_columns(level)
         group = group_columns(level)
         margin_level = level if (margins and (single or len(measures) == 1)) else None
+    if ids and "g.geo_id" not in head:
+        head = head + ["g.geo_id"]
+        group = group if "g.geo_id" in group else ["g.geo_id", *group]
     sel, has_moe = _measure_select(measures, head, group, where, margin_level=margin_level,
                                    order=None if single else (measures[0], True))
     if single:
@@ -290,20 +303,20 @@ def _with_us(q: Query) -> Compiled:
     return Compiled(f"{places.sql()} UNION ALL {us.sql()}", q.display or hint)
 
 
-def _set(q: Query, margins: bool) -> Compiled:
+def _set(q: Query, margins: bool, ids: bool = False) -> Compiled:
     """A ranking (top/bottom N, or the top N within each state) or a filtered list of a set's places."""
     geo, measures, rank = q.geo, q.measures, q.rank
     level = geo.level
     where = set_filters(geo)
     head = place_columns(level)
     list_all = rank is None and not q.conditions and not geo.places and not (level == "state" and geo.within)
-    with_geo = list_all and len(measures) == 1 and margins
+    with_geo = (list_all and len(measures) == 1 and margins) or ids
     group = ["g.geo_id", *head] if (level == "county" or with_geo) else ["g.state_name"]
     cols = head + (["g.geo_id"] if with_geo else [])
     if rank is not None and rank.per_parent:
         inner, _ = _measure_select(measures, cols, group, where, conditions=q.conditions,
                                    window=(rank.by, rank.descending))
-        names = ["county_name", "state_name"] + [m.column for m in measures]
+        names = ["county_name", "state_name"] + (["geo_id"] if ids else []) + [m.column for m in measures]
         sql = (f"SELECT {', '.join(names)} FROM ({inner.sql()}) AS ranked WHERE rank_in_state <= {rank.n} "
                f"ORDER BY state_name, rank_in_state")
         return Compiled(sql, q.display or _set_hint(q, list_all))

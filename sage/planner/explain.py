@@ -86,6 +86,59 @@ def explain(q: Query, compiled: Compiled, states: Sequence[State]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+def describe(q: Query) -> str:
+    """The frame in a few words — the standalone reading of a follow-up ("median household income, Williamson
+    County, TX"; "top 20 Texas counties by population")."""
+    what = join_words([nice_name(m) for m in q.measures]) if q.measures else ""
+    geo = q.geo
+    plural = {"state": "states", "county": "counties", "mixed": "places"}.get(geo.level, geo.level)
+    within = f" in {join_words([s.name for s in geo.within])}" if geo.within else ""
+    if "DC" in geo.exclude and "PR" in geo.exclude and geo.level == "state":
+        plural = "of the 50 states" if q.op is Op.RANK else "the 50 states"
+    among = " among the places of the previous answer" if geo.among is not None else ""
+    conds = "; ".join(f"{nice_name(c.measure)} {describe_condition(c)}" for c in q.conditions)
+    conds = f" with {conds}" if conds else ""
+    if q.op is Op.VALUE:
+        names = join_words([pl.label for pl in geo.places])
+        if geo.among is not None:
+            names = f"{names} and the places of the previous answer"
+        out = f"{what}, {names}" + (" and the US" if q.with_us else "")
+        if q.per_n:
+            out = f"{what} per {q.per_n:,} residents, {names}"
+    elif q.op is Op.RANK and q.rank is not None:
+        which = "top" if q.rank.descending else "bottom"
+        n = "" if q.rank.n == 1 and not q.rank.n_given else f" {q.rank.n}"
+        noun = plural if q.rank.n != 1 else {"states": "state", "counties": "county"}.get(plural, plural)
+        out = f"{which}{n} {noun}{within}{among} by {nice_name(q.rank.by)}{conds}"
+        if q.rank.per_parent:
+            out += " within each state"
+        if len(q.measures) > 1:
+            out += f" ({what})"
+    elif q.op is Op.LIST:
+        single = {"states": "state", "counties": "county", "places": "place"}.get(plural, plural)
+        out = f"{what} of {'every ' + single if not conds else plural}{within}{conds}"
+    elif q.op is Op.COUNT:
+        out = f"number of {plural}{within}{conds}"
+    elif q.op is Op.TOTAL:
+        if geo.places:
+            out = f"{what}, {join_words([pl.label for pl in geo.places])} combined"
+        elif not q.conditions and geo.level == "state" and not geo.within:
+            out = f"{what}, the US"
+        else:
+            out = f"total {join_words([nice_name(m) for m in q.sums])} of the {plural}{within}{conds}"
+    elif q.op is Op.SHARE:
+        parent = "their state" if geo.level == "county" else "the US"
+        out = f"{join_words([pl.label for pl in geo.places])}{' combined' if q.combined else ''} as a share of " \
+              f"{parent}, {what}"
+    elif q.op is Op.PER_PARENT:
+        out = "counties per state"
+    else:
+        out = what
+    if q.display:
+        out += f" (as a {'bar chart' if q.display == 'bar' else q.display})"
+    return out
+
+
 def _reading(q: Query) -> list[str]:
     return list(q.notes)
 
@@ -197,4 +250,4 @@ def _measures(measures: Sequence[Measure], out: list[str], *, level: str, margin
         out.append("Margins of error: not available for these rows in the shipped extract.")
 
 
-__all__ = ["explain"]
+__all__ = ["describe", "explain"]

@@ -21,12 +21,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..census.semantic import Measure
+    from .catalog import Catalog, State
     from .parsed import Place
-    from .catalog import State
 
 
 class Op(StrEnum):
@@ -64,6 +64,8 @@ class GeoSet:
     within: tuple[State, ...] = ()
     exclude: frozenset[str] = frozenset()
     independent_cities: bool = False
+    #: the places of an earlier answer ("which of those ..."): its frame, compiled to the ids of its places
+    among: Query | None = None
 
     @property
     def is_set(self) -> bool:
@@ -124,9 +126,74 @@ class Query:
     display: str | None = None
     notes: tuple[str, ...] = field(default=(), compare=False)
 
-    def edit(self, **changes) -> Query:
+    def edit(self, **changes: Any) -> Query:
         """A copy with ``changes`` (frames are values: a follow-up or a retry edits a copy)."""
         return replace(self, **changes)
+
+    # ----------------------------------------------------------------------------------------- as plain data
+    def to_dict(self) -> dict[str, Any]:
+        """The frame as JSON-able data (kept in the question log, so a follow-up can edit it later)."""
+        def place(pl: Place) -> dict[str, str]:
+            return {"level": pl.level, "geo_id": pl.geo_id, "text": pl.text, "how": pl.how}
+
+        def cond(c: Condition) -> dict[str, Any]:
+            return {"measure": c.measure.name, "op": c.op, "value": c.value, "value2": c.value2,
+                    "ref": c.ref.geo_id if c.ref else None, "other": c.other.name if c.other else None,
+                    "text": c.text, "unit": c.unit}
+
+        def geo(g: GeoSet) -> dict[str, Any]:
+            return {"level": g.level, "places": [place(pl) for pl in g.places], "within": [s.fips for s in g.within],
+                    "exclude": sorted(g.exclude), "independent_cities": g.independent_cities,
+                    "among": g.among.to_dict() if g.among else None}
+
+        return {
+            "op": self.op.value, "measures": [m.name for m in self.measures], "geo": geo(self.geo),
+            "rank": None if self.rank is None else {
+                "by": self.rank.by.name if self.rank.by is not None else None, "descending": self.rank.descending,
+                "n": self.rank.n, "n_given": self.rank.n_given, "per_parent": self.rank.per_parent},
+            "conditions": [cond(c) for c in self.conditions], "sums": [m.name for m in self.sums],
+            "periods": list(self.periods), "per_n": self.per_n, "per_n_phrase": self.per_n_phrase,
+            "with_us": self.with_us, "combined": self.combined, "display": self.display, "notes": list(self.notes),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], cat: Catalog) -> Query:
+        """A frame from :meth:`to_dict` against this database's catalog; ``KeyError`` when a measure or place it
+        names is no longer there."""
+        from .parsed import Place
+
+        def measure(name: str) -> Measure:
+            m = cat.measure(name)
+            if m is None:
+                raise KeyError(name)
+            return m
+
+        def place(d: dict[str, str]) -> Place:
+            return cat.place(d["geo_id"], text=d.get("text", ""), how=d.get("how", "exact"))
+
+        def geo(d: dict[str, Any]) -> GeoSet:
+            by_fips = {s.fips: s for s in cat.states}
+            return GeoSet(level=d["level"], places=tuple(place(x) for x in d.get("places", [])),
+                          within=tuple(by_fips[f] for f in d.get("within", [])),
+                          exclude=frozenset(d.get("exclude", [])),
+                          independent_cities=bool(d.get("independent_cities")),
+                          among=cls.from_dict(d["among"], cat) if d.get("among") else None)
+
+        r = data.get("rank")
+        rank = None if r is None else Rank(by=measure(r["by"]) if r.get("by") else None,  # type: ignore[arg-type]
+                                           descending=r["descending"], n=r["n"], n_given=r.get("n_given", False),
+                                           per_parent=r.get("per_parent", False))
+        conditions = tuple(
+            Condition(measure(c["measure"]), c["op"], c.get("value", 0.0), c.get("value2"),
+                      place({"geo_id": c["ref"]}) if c.get("ref") else None,
+                      measure(c["other"]) if c.get("other") else None, c.get("text", ""), c.get("unit", "plain"))
+            for c in data.get("conditions", []))
+        return cls(op=Op(data["op"]), measures=tuple(measure(n) for n in data.get("measures", [])),
+                   geo=geo(data["geo"]), rank=rank, conditions=conditions,
+                   sums=tuple(measure(n) for n in data.get("sums", [])), periods=tuple(data.get("periods", [])),
+                   per_n=data.get("per_n"), per_n_phrase=data.get("per_n_phrase", ""),
+                   with_us=bool(data.get("with_us")), combined=bool(data.get("combined")),
+                   display=data.get("display"), notes=tuple(data.get("notes", [])))
 
 
 __all__ = ["Condition", "GeoSet", "LEVELS", "NON_STATES", "Op", "Query", "Rank"]

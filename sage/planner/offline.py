@@ -36,11 +36,13 @@ import re
 from typing import Sequence
 
 from ..retrieve import Chunk
-from .base import Attempt, Plan
+from .base import Attempt, Plan, PriorTurn
 from .catalog import Catalog, load_catalog
 from .compile import compile_query
 from .declines import Decline, generic_suggestions
-from .explain import explain
+from .explain import describe, explain
+from .frame import Query
+from .followup import is_followup, read_followup
 from .intent import build_query
 from .parser import parse_question
 from .vocabulary import normalize_question
@@ -59,14 +61,25 @@ class OfflinePlanner:
         """Read once per database; read again after a `census fetch` has added tables."""
         return load_catalog(self.settings)
 
-    def plan(self, question: str, chunks: Sequence[Chunk] = (), attempts: Sequence[Attempt] = ()) -> Plan:
+    def plan(self, question: str, chunks: Sequence[Chunk] = (), attempts: Sequence[Attempt] = (),
+             context: Sequence[PriorTurn] = ()) -> Plan:
         if not isinstance(question, str) or not question.strip():
             return self._decline("The question is empty.", generic_suggestions())
         cat = self.catalog
+        prior = _prior_frame(context, cat)
+        followup = False
         try:
-            query = build_query(parse_question(question, chunks, cat), cat)
+            query = read_followup(question, prior, cat, chunks) if prior is not None else None
+            followup = query is not None
+            if query is None:
+                earlier = context[-1].question if context and prior is None else ""
+                query = build_query(parse_question(question, chunks, cat, earlier=earlier), cat)
         except Decline as exc:
-            return self._decline(exc.reason, exc.suggestions or generic_suggestions(), exc.assumptions,
+            reason = exc.reason
+            if not context and is_followup(question) and exc.kind == "declined" and len(question.split()) <= 8:
+                reason += (" (It reads like a follow-up, but nothing was asked before it in this conversation: "
+                           "ask it in full.)")
+            return self._decline(reason, exc.suggestions or generic_suggestions(), exc.assumptions,
                                  kind=exc.kind, fetch=exc.fetch)
         compiled = compile_query(query)
         retried = False
@@ -82,10 +95,13 @@ class OfflinePlanner:
                         f"the query for this question failed ({last.error.strip()[:200]}) and the offline planner "
                         "has no other way to write it.", generic_suggestions())
         assumptions = explain(query, compiled, cat.states)
+        standalone = describe(query)
+        if followup:
+            assumptions.insert(0, f"Read as: {standalone}.")
         if retried:
             assumptions.append("Retried without the margin-of-error and map columns after an error.")
         return Plan(sql=compiled.sql, assumptions=assumptions, display_hint=compiled.display_hint,
-                    planner=self.name)
+                    planner=self.name, standalone=standalone, frame=query.to_dict())
 
     def _decline(self, reason: str, suggestions: Sequence[str], assumptions: Sequence[str] = (), *,
                  kind: str = "declined", fetch: dict | None = None) -> Plan:
@@ -93,6 +109,17 @@ class OfflinePlanner:
         return Plan(sql="", assumptions=assumptions, display_hint="table", planner=self.name,
                     suggestions=list(dict.fromkeys(suggestions))[:3 if kind != "ambiguous" else 8],
                     decline_kind=kind, fetch=fetch)
+
+
+def _prior_frame(context: Sequence[PriorTurn], cat: Catalog) -> Query | None:
+    """The frame of the latest earlier turn that has one (a declined turn has none)."""
+    for turn in reversed(context):
+        if turn.frame:
+            try:
+                return Query.from_dict(turn.frame, cat)
+            except (KeyError, ValueError):
+                return None  # a place or measure that is gone: the follow-up is read as a new question
+    return None
 
 
 def _squash(sql: str) -> str:

@@ -40,13 +40,16 @@ from .vocabulary import (
 )
 
 
-def parse_question(question: str, chunks: Sequence[Chunk], cat: Catalog) -> Parse:
+def parse_question(question: str, chunks: Sequence[Chunk], cat: Catalog, earlier: str = "") -> Parse:
     """Read ``question`` into a :class:`Parse`, or raise :class:`Decline` as soon as it cannot be answered.
 
     The order matters: places first (their spans are masked for everything after), then measures, then names
     that are no place (their refusal suggests the question's measure), the scope checks, thresholds (bound to
-    the measures found) and the level."""
+    the measures found) and the level.  ``earlier`` is the text of an earlier question of the conversation
+    that has no frame to edit (it was declined): it lends its places and measure like a preamble does."""
     context, ask = split_context(question)
+    if earlier:  # an earlier question of the conversation lends what this one leaves open, like a preamble
+        context = f"{earlier.rstrip('?.! ')}. {context}".strip()
     tc = normalize_question(ask)
     p = Parse(question=question, tc=tc, t=tc.lower())
     read_scope(p, cat)

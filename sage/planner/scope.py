@@ -23,12 +23,14 @@ _DC = r"(?:(?:the\s+)?district\s+of\s+columbia|washington,?\s+d\s?c|d\s?c|the\s+
 
 _EXCLUDE_BEFORE = (r"excluding|exclude|excludes|except\s+for|except|without|not\s+counting|not\s+including|"
                    r"leaving\s+out|leave\s+out|leaves\s+out|left\s+out|omitting|omit|minus|other\s+than|apart\s+from|"
-                   r"but\s+not|ignoring|ignore|dropping|take\s+out|taking\s+out")
+                   r"but\s+not|ignoring|ignore|dropping|take\s+out|taking\s+out|outside\s+of|outside")
 _EXCLUDE_AFTER = r"excluded|left\s+out|not\s+included|not\s+counted|omitted|removed|aside|dropped|out\s+of\s+it"
 _INCLUDE_STRONG = (r"including|incl|inc|include|includes|counting|count|along\s+with|alongside|together\s+with|"
                    r"as\s+well\s+as|and\s+also")
 _INCLUDE_WEAK = r"with|plus|and|\+|&"
-_INCLUDE_AFTER = r"included|too|as\s+well|also\s+counted|counted\s+too|counted\s+in|thrown\s+in|in\s+the\s+mix"
+_INCLUDE_AFTER = (r"included|too|as\s+well|also\s+counted|counted\s+too|counted\s+in|thrown\s+in|in\s+the\s+mix|"
+                  r"counts?\s+too|counts?\s+as\s+well|count\s+also|are\s+included|are\s+in|is\s+included|is\s+in|"
+                  r"should\s+count|count")
 _AS_STATE = r"(?:as|like)\s+(?:a\s+|the\s+)?(?:51st\s+|52nd\s+)?states?"
 #: a set a territory or DC can join or leave: "the 50 states and DC", "the US plus Puerto Rico"
 _SET_BEFORE = re.compile(r"\b(states?|nation|nationwide|country|us|usa|united\s+states|america|counties|"
