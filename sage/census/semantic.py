@@ -592,15 +592,9 @@ def _resolve_families(text: str, found: list[Mention], measures: Sequence[Measur
             alt = None
         if alt is not None:
             f.measure = alt
-    # one mention per measure (the first)
-    seen: set[str] = set()
-    out = []
-    for f in found:
-        if f.measure.name in seen:
-            continue
-        seen.add(f.measure.name)
-        out.append(f)
-    return out
+    # every mention is kept (a measure named twice may be read differently each time: "Latino communities ...
+    # the largest Hispanic or Latino population"); callers list each measure once
+    return found
 
 
 #: words between two mentions that make them items of a list ("median household income, Gini index and ...")
@@ -632,7 +626,7 @@ def match_measures(question: str, measures: Sequence[Measure] | None = None) -> 
     more specific is named).  Used by both planners.  ``measures`` defaults to the shipped ones; pass
     ``load_measures(settings)`` to include measures over fetched tables."""
     mentions = find_mentions(normalize(question), measures if measures is not None else shipped_measures())
-    strong = [f.measure for f in mentions if not f.weak]
+    strong = list(dict.fromkeys(f.measure for f in mentions if not f.weak))
     if strong:
         return strong
     return [f.measure for f in mentions][:1]

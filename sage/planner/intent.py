@@ -20,8 +20,14 @@ from .frame import Condition, GeoSet, Op, Query, Rank
 from .measures import implied_measure
 from .parsed import Parse, Place
 from .ranking import rank_measure, read_rank
-from .vocabulary import (BY_LEVEL, COMBINED, COUNTIES_PER_STATE, INDEPENDENT_CITY, KNOWN_WORDS, LEVEL_PLURAL, PER_STATE,
+from .vocabulary import (BY_LEVEL, GROUP_FAMILIES, COMBINED, COUNTIES_PER_STATE, INDEPENDENT_CITY, KNOWN_WORDS, LEVEL_PLURAL, PER_STATE,
                          SET_CUE, SET_TOTAL, SHARE_OF_WHOLE, SUPERLATIVE, join_words, mask, nice_name)
+
+#: "I want one national percentage", "as a whole", "overall": one figure for the set, not a value per place
+ONE_FIGURE = re.compile(r"\b(one|a single|single|an overall|one overall|one national|a national|a combined|one combined)"
+                        r"\s+(national\s+|overall\s+|combined\s+|total\s+)?(percentage|percent|figure|number|rate|share|"
+                        r"total|value|estimate)\b|\bas a whole\b|\bnationally\b|\bin total\b|\boverall\b(?!\s+(highest|"
+                        r"lowest|top|bottom))")
 
 #: words of a question that count places ("how many counties ...")
 _COUNT_PLACES = re.compile(r"\b(how many|number of|count of|count the) (of the )?(\d+ )?(_+ )*(states|counties|countys|"
@@ -109,6 +115,16 @@ def build_query(p: Parse, cat: Catalog) -> Query:
 
     # ---------------------------------------------------------- part of a whole: county of state, state of US
     combined = bool(COMBINED.search(masked) or re.search(r"\btogether\b", masked))
+    # "what percentage of Texas's Hispanic residents live in Harris County": the county's share of the state's
+    # group, not the group's share of the county
+    counties_named_ = [pl for pl in p.places if pl.level == "county"]
+    if share_cue and len(measures) == 1 and measures[0].is_rate and measures[0].family in GROUP_FAMILIES and \
+            counties_named_ and re.search(r"\b" + re.escape(counties_named_[0].state.name.lower()) + r"s?\b", t) and \
+            re.search(r"\b(live|lives|living|reside|resides|residing|"
+                                                                      r"are in|is in|call)\b", masked):
+        count = next((x for x in cat.measures if x.family == measures[0].family and x.additive), None)
+        if count is not None:
+            return _share_of_parent(p, cat, count, counties_named_, notes)
     if share_cue and (not set_query or combined) and all(m.additive for m in measures) and len(measures) == 1 \
             and not p.thresholds:
         counties = [pl for pl in p.places if pl.level == "county"]
@@ -126,8 +142,8 @@ def build_query(p: Parse, cat: Catalog) -> Query:
     fifty_only = p.fifty and not p.places and not SUPERLATIVE.search(masked) and not p.thresholds and not (
         BY_LEVEL.search(masked) or re.search(r"\b(which|what|each|every|list|show|map|rank)\b[^.?]*\bstates?\b",
                                              masked))
-    if (COMBINED.search(masked) or fifty_only) and not p.places and not SUPERLATIVE.search(masked) \
-            and not p.thresholds:
+    if (COMBINED.search(masked) or fifty_only or ONE_FIGURE.search(masked)) and not p.places \
+            and not SUPERLATIVE.search(masked) and not p.thresholds:
         return _national(p, cat, measures, notes)
     filters = {th.measure.name for th in p.thresholds if th.measure is not None}
     if set_query and SET_TOTAL.search(masked) and not any(m.additive for m in measures):

@@ -135,7 +135,8 @@ def _group_counts(p: Parse, cat: Catalog) -> None:
     for m in p.mentions:
         if m.weak or not m.measure.is_rate or m.measure.family not in GROUP_FAMILIES:
             continue
-        after = re.match(r"\s+(population|residents|people|persons|inhabitants|individuals|community)\b", p.t[m.end:])
+        after = re.match(r"\s+(population|populations|residents|people|persons|inhabitants|individuals|community|"
+                         r"communities)\b", p.t[m.end:])
         if not after or re.search(r"\b(share|percent|percentage|proportion|fraction|pct|rate)\b|%",
                                   p.t[max(0, m.start - 40): m.start]):
             continue
@@ -167,8 +168,13 @@ def _not_loaded(p: Parse, cat: Catalog) -> None:
         return
     every = find_mentions(p.t, list(cat.measures) + list(cat.inactive), blocked=p.blocked, fuzzy=False)
     inactive = {m.name for m in cat.inactive}
+    active = [m for m in p.mentions if not m.weak]
     for m in every:
         if not m.weak and m.measure.name in inactive:
+            # "median age is over 65": a comparison and a number after a measure asked for is a threshold
+            if re.match(r"(over|under|above|below|older than|younger than|more than|less than)\s+\d", m.phrase) and \
+                    any(0 <= m.start - a.end <= 12 for a in active):
+                continue
             raise needs_fetch(m.measure, p.tc[m.start:m.end], cat, suggestions=topic_suggestions(p, cat))
     # "mean household income (not the median)": the data has the median; the mean is another table
     for m in p.mentions:
@@ -184,6 +190,24 @@ def _not_loaded(p: Parse, cat: Catalog) -> None:
                                            "geographies": ["state", "county"]})
 
 
+def _sums(p: Parse, cat: Catalog) -> None:
+    """"the total enrolled in college, counting both undergraduates and graduate students": two counts asked for
+    together are the measure that adds them up, when the semantic layer defines one."""
+    if not re.search(r"\b(total|combined|together|both|in all|altogether|sum)\b", p.t):
+        return
+    strong = [m for m in p.mentions if not m.weak and m.measure.kind == "direct" and m.measure.additive]
+    for a, b in pairwise(sorted(strong, key=lambda m: m.start)):
+        codes = {*a.measure.numerator, *b.measure.numerator}
+        total = next((x for x in cat.measures if x.kind == "sum" and set(x.numerator) == codes and not x.subtract),
+                     None)
+        if total is not None and re.search(r"\b(and|plus|&)\b|,", p.t[a.end:b.start]):
+            a.measure, a.end = total, b.end
+            # the parts, named again elsewhere ("enrolled in college ... both undergraduates and ..."), are in it
+            p.mentions = [m for m in p.mentions if m is a or (m is not b and not set(m.measure.codes) <= codes)]
+            p.notes.append(f"{nice_name(total)} = {total.formula}, both counted together as asked.")
+            return
+
+
 def find_measures(p: Parse, cat: Catalog, chunks: Sequence[Chunk]) -> None:
     """The measures the question names, outside place names; a measure "for" a population group is declined.
     With none named, a confident retrieval hit on an ACS variable the semantic layer knows is used instead."""
@@ -195,6 +219,7 @@ def find_measures(p: Parse, cat: Catalog, chunks: Sequence[Chunk]) -> None:
     _group_counts(p, cat)
     _absorb_universes(p, cat)
     _listed_counts(p)
+    _sums(p, cat)
     mentions = p.mentions
     # "share of the population that is Black": the population is the denominator, not a measure of its own
     rates = [m for m in mentions if not m.weak and m.measure.is_rate]

@@ -96,6 +96,12 @@ def split_context(question: str) -> tuple[str, str]:
     if len(pieces) > 1:
         asks = [i for i, x in enumerate(pieces) if "?" in x]
         i = asks[-1] if asks else len(pieces) - 1
+        # "... in Michigan, counting both undergraduates and graduate students. What is it?": a bare
+        # "what is it?" asks the sentence before it
+        while i > 0 and len(pieces[i].split()) <= 4 and re.search(
+                r"\b(it|that|this|them|those|one|number|figure)\b|^(please|thanks|thank you)\b", pieces[i],
+                re.IGNORECASE):
+            i -= 1
         context, ask = " ".join(pieces[:i]), " ".join(pieces[i:])
     else:
         context, ask = "", text

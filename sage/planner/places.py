@@ -31,6 +31,7 @@ from .vocabulary import (
     COMMON_ENGLISH,
     COMPARE,
     COUNTY_ALIASES,
+    COUNTY_GROUPS,
     DEMONYMS,
     DESC_WORDS,
     INFORMAL_REGION,
@@ -188,6 +189,16 @@ def _find_counties(p: Parse, cat: Catalog) -> None:
             if c:
                 p.blocked.append(mt.span())
                 p.places.append(Place("county", c.state, c, mt.span(), "alias", p.tc[mt.start():mt.end()]))
+    for word, (names, fips, said) in COUNTY_GROUPS.items():
+        for mt in re.finditer(r"\b(the\s+)?" + re.escape(word) + r"\b", t):
+            if overlaps(mt.span(), p.blocked):
+                continue
+            members = [c for c in cat.counties_by_state.get(fips, []) if c.name in names]
+            p.blocked.append(mt.span())
+            for c in members:
+                p.places.append(Place("county", c.state, c, mt.span(), "alias", p.tc[mt.start():mt.end()]))
+            p.notes.append(f"“{p.tc[mt.start():mt.end()].strip()}” read as {said}: "
+                           f"{join_words([c.name for c in members])}.")
     _find_county_lists(p, cat)
     suffix_re = re.compile(r"\b(city and borough|census area|planning region|municipality|municipio|borough|"
                            r"parish|county|countys|cnty|cty|co|city)\b")

@@ -23,7 +23,8 @@ _DC = r"(?:(?:the\s+)?district\s+of\s+columbia|washington,?\s+d\s?c|d\s?c|the\s+
 
 _EXCLUDE_BEFORE = (r"excluding|exclude|excludes|except\s+for|except|without|not\s+counting|not\s+including|"
                    r"leaving\s+out|leave\s+out|leaves\s+out|left\s+out|omitting|omit|minus|other\s+than|apart\s+from|"
-                   r"but\s+not|ignoring|ignore|dropping|take\s+out|taking\s+out|outside\s+of|outside")
+                   r"but\s+not|ignoring|ignore|dropping|take\s+out|taking\s+out|outside\s+of|outside|"
+                   r"(?:dont|do\s+not|don\s+t|not)\s+(?:count|include)|never\s+count|no")
 _EXCLUDE_AFTER = r"excluded|left\s+out|not\s+included|not\s+counted|omitted|removed|aside|dropped|out\s+of\s+it"
 _INCLUDE_STRONG = (r"including|incl|inc|include|includes|counting|count|along\s+with|alongside|together\s+with|"
                    r"as\s+well\s+as|and\s+also")
@@ -84,6 +85,9 @@ def read_scope(p: Parse, cat: Catalog) -> None:
     found: list[tuple[tuple[int, int], str, list[str]]] = []
 
     def take(span: tuple[int, int], what: str, codes: list[str]) -> None:
+        # "don't count Puerto Rico": an inclusion word under a negation leaves out
+        if what == "include" and re.search(r"\b(dont|do not|don t|not|never|nor|without)\s*$", t[: span[0]]):
+            what = "exclude"
         if codes and not overlaps(span, [s for s, _, _ in found]):
             found.append((span, what, codes))
 

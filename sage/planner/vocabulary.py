@@ -31,6 +31,8 @@ def normalize_question(question: str) -> str:
     text = re.sub(r"(?<=[A-Za-z])[-/](?=[A-Za-z0-9])", " ", text)
     text = re.sub(r"(?<=[0-9])-(?=[A-Za-z])", " ", text)
     text = text.replace("&", " and ")
+    # "Manhattan (New York County)", "White (alone) householder": brackets only group words
+    text = re.sub(r"[()\[\]{}]", " ", text)
     text = re.sub(r"\b(counites|conties|couties|cnties|countes|countis|countise)\b", "counties", text,
                   flags=re.IGNORECASE)
     text = re.sub(r"\bSaint\b", "St", text, flags=re.IGNORECASE)
@@ -97,6 +99,12 @@ COUNTY_ALIASES = {
     "queens": ("Queens County", "36"), "la county": ("Los Angeles County", "06"),
     # San Francisco is a consolidated city-county: its short names mean the county row (same area)
     "sf": ("San Francisco County", "06"), "san fran": ("San Francisco County", "06"),
+}
+
+#: names of groups of counties: New York City's five boroughs are its five counties
+COUNTY_GROUPS = {
+    "five boroughs": (("New York County", "Kings County", "Queens County", "Bronx County", "Richmond County"), "36",
+                      "New York City's five boroughs"),
 }
 
 SUB_STATE = re.compile(
