@@ -608,15 +608,25 @@ def _drop_superseded(found: list[Mention], text: str = "") -> list[Mention]:
     Supersession exists for one concept read as two mentions ("income for White householders" is not also the
     all-households median); when the question lists the two as separate items ("median household income, Gini
     index and ..."), each is asked for and both stay."""
-    def listed(f: Mention, g: Mention) -> bool:
-        if not text or f.weak:
-            return False
+    def gap(f: Mention, g: Mention) -> str:
         a, b = (f, g) if f.start < g.start else (g, f)
-        return bool(_LIST_SEPARATOR.search(text[a.end:b.start]))
+        return text[a.end:b.start] if text else ""
+
+    def one_concept(f: Mention, g: Mention) -> bool:
+        # "income for White householders" (also far apart: "households headed by a White householder, which
+        # states have the highest median household income"); not items of a list ("median household income, Gini
+        # index and ..."), nor a list of what the first one consists of ("graduate degree (master's, ..., or
+        # doctorate)")
+        between = gap(f, g)
+        if not text:
+            return True
+        if len(between) <= 24 and _LIST_SEPARATOR.search(between):
+            return False
+        return not (g.start > f.end and len(_LIST_SEPARATOR.findall(between)) >= 2)
 
     return [
         f for f in found
-        if not any(g is not f and not g.weak and f.measure.name in g.measure.supersedes and not listed(f, g)
+        if not any(g is not f and not g.weak and f.measure.name in g.measure.supersedes and (f.weak or one_concept(f, g))
                    for g in found)
     ]
 

@@ -101,7 +101,7 @@ def read_scope(p: Parse, cat: Catalog) -> None:
     for mt in re.finditer(rf"\b(?:treat|treating|treated|count|counting|counted|consider|considering|with|including)"
                           rf"\s+{added}\s+(?:counted\s+|treated\s+)?{_AS_STATE}\b", t):
         take(mt.span(), "include", _codes(mt.group(1), cat))
-    for mt in re.finditer(rf"\b{added}\s+(?:counted|treated|considered|included)\s+{_AS_STATE}\b", t):
+    for mt in re.finditer(rf"\b{added}\s+(?:counted|counts|count|treated|considered|included|is)\s+{_AS_STATE}\b", t):
         take(mt.span(), "include", _codes(mt.group(1), cat))
     # "excluding PR", "leave out Puerto Rico and DC"
     for mt in re.finditer(rf"\b(?:{_EXCLUDE_BEFORE})\s+{targets}", t):
