@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import re
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from . import db, execute, guard, querylog
@@ -27,7 +28,7 @@ from .errors import (
     QuestionError,
     SageError,
 )
-from .planner.base import Attempt, Plan, Planner
+from .planner.base import Attempt, Plan, Planner, PriorTurn
 from .retrieve import retrieve
 from .settings import Settings
 from .types import Chunk, StageProgress
@@ -99,6 +100,7 @@ def ask(
     planner: Planner | str | None = None,
     progress: StageProgress | None = None,
     record: bool = True,
+    context: Sequence[PriorTurn] = (),
 ) -> Answer:
     """Answer one question.  Never raises a :class:`SageError`: it ends up in ``Answer.error``."""
     progress = progress or (lambda *a: None)
@@ -117,7 +119,7 @@ def ask(
         t = time.perf_counter()
         answer.chunks = _context(retrieve(settings, text, top_k=_RETRIEVE_POOL))
         timings["retrieve"] = _ms(t)
-        _loop(answer, planner, settings, progress, timings)
+        _loop(answer, planner, settings, progress, timings, context)
     except SageError as exc:
         answer.error = exc
     timings["total"] = _ms(started)
@@ -140,12 +142,13 @@ def _context(chunks: list[Chunk]) -> list[Chunk]:
     return variables + schema
 
 
-def _loop(answer: Answer, planner: Planner, settings: Settings, progress: StageProgress, timings: dict) -> None:
+def _loop(answer: Answer, planner: Planner, settings: Settings, progress: StageProgress, timings: dict,
+          context: Sequence[PriorTurn] = ()) -> None:
     for attempt_no in range(1, settings.max_attempts + 1):
         progress("planning", {"attempt": attempt_no})
         t = time.perf_counter()
         try:
-            plan: Plan = planner.plan(answer.question, answer.chunks, list(answer.attempts))
+            plan: Plan = planner.plan(answer.question, answer.chunks, list(answer.attempts), list(context))
         except PlanningError as exc:
             timings["plan"] += _ms(t)
             if exc.kind != ErrorKind.BAD_ANSWER:  # no key, bad key, rate limit, network: a retry would not help
@@ -158,6 +161,8 @@ def _loop(answer: Answer, planner: Planner, settings: Settings, progress: StageP
         if plan.declined:
             answer.error = None
             answer.decline = plan.assumptions[0] if plan.assumptions else "The data cannot answer this question."
+            answer.decline_kind = ErrorKind(plan.decline_kind)
+            answer.fetch = plan.fetch
             return
         if any(a.sql.strip() == plan.sql.strip() for a in answer.attempts):
             log.info("planner repeated a failed SQL; counting it as a failed try")
@@ -198,6 +203,8 @@ def _loop(answer: Answer, planner: Planner, settings: Settings, progress: StageP
 
 
 def _take_plan(answer: Answer, plan: Plan) -> None:
+    answer.standalone = plan.standalone
+    answer.frame = plan.frame
     answer.sql = plan.sql
     answer.assumptions = list(plan.assumptions)
     answer.display_hint = plan.display_hint

@@ -12,7 +12,7 @@ from typing import Any
 
 from .errors import ErrorKind, SageError
 from .execute import Result
-from .planner.base import Attempt
+from .planner.base import Attempt, PriorTurn
 from .types import Chunk, DisplayHint
 
 
@@ -46,6 +46,13 @@ class Answer:
     error: SageError | None = None
     #: why the data cannot answer the question, when the planner declined it
     decline: str | None = None
+    #: what kind of decline: the data cannot answer it; a table to load (``fetch`` names it:
+    #: ``{"tables", "vintage", "geographies"}``); a name to choose (the suggestions are the readings)
+    decline_kind: ErrorKind = ErrorKind.DECLINED
+    fetch: dict[str, Any] | None = None
+    #: the question read on its own (a follow-up's "Read as"), and the offline planner's frame of it
+    standalone: str = ""
+    frame: dict[str, Any] | None = None
     suggestions: list[str] = field(default_factory=list)
     usage: dict[str, Any] = field(default_factory=dict)
     model: str | None = None
@@ -77,14 +84,22 @@ class Answer:
     def vintages(self) -> list[str]:
         return sorted({v["vintage"] for v in self.variables if v.get("vintage")}, reverse=True)
 
-    def error_info(self) -> dict[str, str] | None:
+    def error_info(self) -> dict[str, Any] | None:
         """Why there is no answer, as the CLI's ``error`` object: ``{"kind": "declined", "message": why}`` for a
         decline, the error's kind and message for a failure; None when answered."""
         if self.answered:
             return None
         if self.declined:
-            return {"kind": ErrorKind.DECLINED.value, "message": self.decline or ""}
+            info: dict[str, Any] = {"kind": self.decline_kind.value, "message": self.decline or ""}
+            if self.fetch:
+                info["fetch"] = self.fetch
+            return info
         return (self.error or SageError("No answer.")).to_dict()
+
+    def as_prior(self) -> PriorTurn:
+        """This answer as an earlier turn of a conversation: question, reading, SQL and assumptions — no rows."""
+        return PriorTurn(self.question, self.standalone, self.sql if self.answered else "", tuple(self.assumptions),
+                         self.frame if self.answered else None)
 
     def to_dict(self) -> dict[str, Any]:
         """The CLI contract of `ask` (docs/design.md): an answer, or ``error`` when there is none."""

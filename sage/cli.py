@@ -212,7 +212,8 @@ def cmd_eval(args) -> int:
         for r in report["results"]:
             mark = "ok " if r["correct"] else "BAD"
             print(f"{mark} {r['id']:<10} {r['question'][:70]}" + (f"  [{r['error']}]" if r.get("error") else ""))
-        print(f"\naccuracy {report['correct']}/{report['n']} = {report['accuracy']:.3f}")
+        print(f"\naccuracy {report['correct']}/{report['n']} = {report['accuracy']:.3f}; wrong: "
+              f"{report['wrong_answered']} answered wrongly, {report['wrong_declined']} declined or failed")
     return 0
 
 

@@ -20,9 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from . import agent, execute, guard
+from .answer import Answer
 from .census.codes import variable_codes
 from .embeddings import EmbeddingProvider
 from .errors import DataError, SageError
+from .planner.base import PriorTurn
 from .retrieve import retrieve
 from .settings import Settings
 from .timing import percentile
@@ -173,59 +175,101 @@ def read_questions(path: Path) -> list[dict]:
             row = json.loads(line)
         except json.JSONDecodeError as exc:
             raise DataError(f"{Path(path).name}, line {i}: not JSON ({exc.msg}).") from exc
+        if isinstance(row, dict) and isinstance(row.get("turns"), list) and row["turns"] and all(
+                isinstance(x, dict) and isinstance(x.get("question"), str) and "gold_sql" in x for x in row["turns"]):
+            row.setdefault("id", f"c{i}")
+            rows.append(row)
+            continue
         if not isinstance(row, dict) or not isinstance(row.get("question"), str) or "gold_sql" not in row:
             raise DataError(
-                f"{Path(path).name}, line {i}: each line needs \"question\" and \"gold_sql\" (null = decline)."
+                f"{Path(path).name}, line {i}: each line needs \"question\" and \"gold_sql\" (null = decline), "
+                "or \"turns\": a list of such questions (a conversation)."
             )
         row.setdefault("id", f"q{i}")
         rows.append(row)
     return rows
 
 
+def score(settings: Settings, row: dict, planner: str | None = None, context: Sequence[PriorTurn] = (),
+          answers: list[Answer] | None = None) -> dict[str, Any]:
+    """Ask one question-set row through the full guarded path and score it against its gold SQL.
+
+    The item is one entry of the ``eval`` JSON's ``results`` (``id``, ``question``, ``sql``, ``columns``, ``rows``,
+    ``gold_columns``, ``gold_rows``, ``correct``, ``error``, ``timings_ms``) plus ``outcome``: ``right``,
+    ``wrong_answered`` (rows that are not the answer, or an answer where the data cannot answer) or
+    ``wrong_declined`` (a decline or failure where there is an answer).  A wrong answer is worse than a decline,
+    so the two are counted apart.  ``context`` makes the question a follow-up of earlier answers; the answer is
+    appended to ``answers`` when given.
+    """
+    answer = agent.ask(row["question"], settings, planner=planner, record=False, context=context)
+    if answers is not None:
+        answers.append(answer)
+    gold_sql = row.get("gold_sql")
+    item: dict[str, Any] = {
+        "id": row["id"], "question": row["question"], "kind": row.get("kind"), "sql": answer.sql or None,
+        "columns": answer.result.columns if answer.result else None,
+        "rows": answer.result.rows if answer.result else None,
+        "gold_columns": None, "gold_rows": None, "correct": False, "error": None,
+        "timings_ms": dict(answer.timings_ms), "assumptions": answer.assumptions,
+        "read_as": answer.standalone or None,
+    }
+    if gold_sql is None:
+        item["correct"] = answer.declined
+        item["error"] = None if answer.declined else "expected a decline: the data cannot answer this"
+    else:
+        try:
+            gold = execute.run(guard.check(gold_sql, max_rows=settings.max_rows), settings)
+            item["gold_columns"], item["gold_rows"] = gold.columns, gold.rows
+        except SageError as exc:
+            item["error"] = f"gold SQL failed: {exc.message}"
+            item["outcome"] = "gold_failed"
+            return item
+        result = answer.result
+        if not answer.answered or result is None:
+            info = answer.error_info()
+            item["error"] = f"{info['kind']}: {info['message']}" if info else "no answer"
+        else:
+            ok, why = compare_results(gold.columns, gold.rows, result.columns, result.rows, gold_is_ordered(gold_sql))
+            item["correct"] = ok
+            item["error"] = None if ok else why
+    if item["correct"]:
+        item["outcome"] = "right"
+    else:
+        item["outcome"] = "wrong_answered" if answer.answered else "wrong_declined"
+    return item
+
+
+def score_conversation(settings: Settings, conversation: dict, planner: str | None = None) -> list[dict[str, Any]]:
+    """Every turn of a conversation (``{"id", "turns": [{"question", "gold_sql"}, ...]}``), each asked as a
+    follow-up of the answers before it, each scored against its own gold SQL (its meaning in the conversation).
+    A turn's id is the conversation's id and the turn number (``conv-03/2``)."""
+    answers: list[Answer] = []
+    items = []
+    for n, turn in enumerate(conversation["turns"], 1):
+        row = {**turn, "id": f"{conversation['id']}/{n}"}
+        context = [a.as_prior() for a in answers]
+        items.append(score(settings, row, planner, context=context, answers=answers))
+    return items
+
+
 def evaluate_file(settings, path: Path, planner: str | None = None,
                   progress: Callable[..., None] | None = None) -> dict:
-    """Run every question of ``path`` through the full agent and score it against its gold SQL.
+    """Run every question of ``path`` through the full agent and score it against its gold SQL (:func:`score`);
+    a conversation (``{"id", "turns": [...]}``) is scored turn by turn (:func:`score_conversation`).
 
-    The report is the CLI's ``eval`` JSON (docs/design.md): ``n``, ``correct``, ``accuracy``, ``results`` (one per
-    question: ``id``, ``question``, ``sql``, ``columns``, ``rows``, ``gold_columns``, ``gold_rows``, ``correct``,
-    ``error``, ``timings_ms``), plus ``by_kind`` and plan-latency percentiles.  ``gold_sql: null`` is right only
-    when the answer declines.
+    The report is the CLI's ``eval`` JSON (docs/design.md): ``n``, ``correct``, ``accuracy``, ``wrong_answered``,
+    ``wrong_declined``, ``results``, plus ``by_kind`` and plan-latency percentiles.  ``gold_sql: null`` is right
+    only when the answer declines.
     """
     rows = read_questions(path)
     progress = progress or (lambda *a, **k: None)
     results = []
     for i, row in enumerate(rows):
         progress("evaluating", i, len(rows))
-        answer = agent.ask(row["question"], settings, planner=planner, record=False)
-        gold_sql = row.get("gold_sql")
-        item: dict[str, Any] = {
-            "id": row["id"], "question": row["question"], "kind": row.get("kind"), "sql": answer.sql or None,
-            "columns": answer.result.columns if answer.result else None,
-            "rows": answer.result.rows if answer.result else None,
-            "gold_columns": None, "gold_rows": None, "correct": False, "error": None,
-            "timings_ms": dict(answer.timings_ms), "assumptions": answer.assumptions,
-        }
-        if gold_sql is None:
-            item["correct"] = answer.declined
-            item["error"] = None if answer.declined else "expected a decline: the data cannot answer this"
+        if "turns" in row:
+            results.extend(score_conversation(settings, row, planner))
         else:
-            try:
-                gold = execute.run(guard.check(gold_sql, max_rows=settings.max_rows), settings)
-                item["gold_columns"], item["gold_rows"] = gold.columns, gold.rows
-            except SageError as exc:
-                item["error"] = f"gold SQL failed: {exc.message}"
-                results.append(item)
-                continue
-            result = answer.result
-            if not answer.answered or result is None:
-                info = answer.error_info()
-                item["error"] = f"{info['kind']}: {info['message']}" if info else "no answer"
-            else:
-                ok, why = compare_results(gold.columns, gold.rows, result.columns, result.rows,
-                                          gold_is_ordered(gold_sql))
-                item["correct"] = ok
-                item["error"] = None if ok else why
-        results.append(item)
+            results.append(score(settings, row, planner))
     progress("evaluating", len(rows), len(rows))
     n = len(results)
     correct = sum(1 for r in results if r["correct"])
@@ -237,6 +281,8 @@ def evaluate_file(settings, path: Path, planner: str | None = None,
         "n": n,
         "correct": correct,
         "accuracy": round(correct / n, 4) if n else 0.0,
+        "wrong_answered": sum(1 for r in results if r.get("outcome") == "wrong_answered"),
+        "wrong_declined": sum(1 for r in results if r.get("outcome") == "wrong_declined"),
         "by_kind": {k: {"n": len(v), "correct": sum(v), "accuracy": round(sum(v) / len(v), 4)}
                     for k, v in sorted(by_kind.items())},
         "plan_ms": {"p50": round(percentile(plan_ms, 50), 2), "p95": round(percentile(plan_ms, 95), 2),
@@ -306,4 +352,4 @@ def eval_retrieval(
 
 
 __all__ = ["ABS_TOL", "REL_TOL", "compare_results", "eval_retrieval", "evaluate_file", "gold_is_ordered",
-           "gold_variables", "read_questions", "values_equal"]
+           "gold_variables", "read_questions", "score", "score_conversation", "values_equal"]

@@ -25,11 +25,19 @@ def normalize(text: str, *, lower: bool = False) -> str:
     text = unicodedata.normalize("NFKD", text)
     text = "".join(ch for ch in text if not unicodedata.combining(ch))
     text = text.replace("’", "'").replace("‘", "'").replace("`", "'").replace("“", '"').replace("”", '"')
+    # "I'd" would become "Id" (Idaho), "I'll" "Ill": spell the pronoun contractions out first
+    text = re.sub(r"\b([Ii])'(d|ll|m|ve)\b",
+                  lambda m: m.group(1) + " " + {"d": "would", "ll": "will", "m": "am", "ve": "have"}[m.group(2)], text)
     text = text.replace("'", "")
     text = re.sub(r"(?<=[A-Za-z])\.", "", text)
     text = re.sub(r"(?<=[A-Za-z])[-/](?=[A-Za-z0-9])", " ", text)
     text = re.sub(r"(?<=[0-9])-(?=[A-Za-z])", " ", text)
     text = text.replace("&", " and ")
+    # "Manhattan (New York County)", "White (alone) householder": brackets only group words
+    text = re.sub(r"[()\[\]{}]", " ", text)
+    # misspellings of "counties" that are no other word
+    text = re.sub(r"\b(counites|conties|couties|cnties|countes|countis|countise)\b", "counties", text,
+                  flags=re.IGNORECASE)
     text = re.sub(r"\bSaint\b", "St", text, flags=re.IGNORECASE)
     text = re.sub(r"\bSainte\b", "Ste", text, flags=re.IGNORECASE)
     text = re.sub(r"\s+", " ", text).strip()

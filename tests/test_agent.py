@@ -26,7 +26,7 @@ class ScriptedPlanner:
     name: str = "scripted"
     calls: list[dict] = field(default_factory=list)
 
-    def plan(self, question, chunks, attempts=()):
+    def plan(self, question, chunks, attempts=(), context=()):
         self.calls.append({"question": question, "chunks": list(chunks), "attempts": list(attempts)})
         return self.plans[min(len(self.calls), len(self.plans)) - 1]
 

@@ -458,7 +458,6 @@ def test_a_region_adjective_keeps_the_superlative(planner, settings):
     ("average median household income of counties in Ohio", "average"),
     ("mean unemployment rate across Texas counties", "mean"),
     ("which county has the most people per housing unit", "ratio of two measures"),
-    ("total population of the US excluding Texas", "leaving out"),
 ])
 def test_qualifiers_it_cannot_honour_are_declined_not_dropped(planner, question, why):
     plan = planner.plan(question, [])
@@ -473,6 +472,22 @@ def test_a_place_named_only_to_be_left_out_is_not_the_answer(planner, settings):
         "sum(e.estimate) FILTER (WHERE e.variable_code = 'B03002_001E') FROM public.estimates e "
         "JOIN public.geography g ON g.geo_id = e.geo_id WHERE g.level = 'state' AND g.state_abbr <> 'PR'")
     assert len(result.rows) == 1 and values_equal(expected, result.rows[0][-1])
+
+
+@pytest.mark.parametrize("question, left_out", [
+    ("total population of the US excluding Texas", ("TX", "PR")),
+    ("population of the contiguous US", ("AK", "HI", "PR")),
+    ("total population of the lower 48 states", ("AK", "HI", "PR", "DC")),
+    ("US population with Puerto Rico included", ()),
+    ("how many people live in the 50 states plus DC", ("PR",)),
+])
+def test_clauses_that_change_the_set_summed(planner, settings, question, left_out):
+    plan = planner.plan(question, [])
+    result = run(plan, settings)
+    expected = db_value(settings, "SELECT sum(e.estimate) FROM public.estimates e JOIN public.geography g "
+                        "ON g.geo_id = e.geo_id WHERE g.level = 'state' AND e.variable_code = 'B01003_001E' "
+                        "AND NOT g.state_abbr = ANY(%s)", list(left_out))
+    assert result.rows == [[expected]], plan.assumptions
 
 
 def test_average_as_a_synonym_of_a_median_is_stated(planner, settings):
@@ -683,15 +698,30 @@ def test_top_with_at_least_a_degree_still_ranks_highest_first(planner, settings)
 
 
 @pytest.mark.parametrize("question", [
-    "Which counties have more Hispanic residents than White residents?",
-    "Which states have more graduate students than undergraduates?",
     "Which counties have a higher unemployment rate than poverty rate?",
+    "Which states have a higher poverty rate than uninsured rate?",
 ])
-def test_one_measure_against_another_is_declined_not_ranked(planner, question):
-    """Comparing two measures of the same row is not a ranking by the first one: decline rather than guess."""
+def test_one_measure_against_another_over_other_people_is_declined_not_ranked(planner, question):
+    """Two rates over different universes in one row are not comparable, and not a ranking by the first one:
+    decline rather than guess."""
     plan = planner.plan(question, [])
     assert plan.declined and plan.sql == ""
     assert "than" in plan.assumptions[0]
+
+
+@pytest.mark.parametrize("question, level, a, b", [
+    ("Which counties have more Hispanic residents than White residents?", "county", "B03002_012E", "B02001_002E"),
+    ("Which states have more graduate students than undergraduates?", "state", "B14001_009E", "B14001_008E"),
+    ("counties where Hispanic residents outnumber non-Hispanic White residents", "county", "B03002_012E",
+     "B03002_003E"),
+])
+def test_two_counts_of_the_same_people_are_compared_row_by_row(planner, settings, question, level, a, b):
+    result = run(planner.plan(question, []), settings)
+    expected = db_value(settings, "SELECT count(*) FROM public.estimates x JOIN public.estimates y "
+                        "ON y.geo_id = x.geo_id AND y.variable_code = %s "
+                        "JOIN public.geography g ON g.geo_id = x.geo_id "
+                        "WHERE g.level = %s AND x.variable_code = %s AND x.estimate > y.estimate", b, level, a)
+    assert result.row_count == expected  # 0 for the second (no state has more graduate students)
 
 
 def test_than_a_number_or_a_place_is_still_a_threshold(planner, settings):

@@ -57,6 +57,12 @@ def acs_table_catalog(data_path: Path) -> dict[str, dict[str, Any]]:
         return {}
 
 
+def table_title(data_path: Path, table_id: str) -> str | None:
+    """The concept (title) of an ACS table in the offline catalog, e.g. ``B25003`` -> ``Tenure``."""
+    entry = acs_table_catalog(data_path).get(table_id)
+    return entry["concept"] if entry else None
+
+
 def _word(token: str) -> re.Pattern:
     stem = token[:-1] if len(token) > 3 and token.endswith("s") and not token.endswith("ss") else token
     return re.compile(r"(?<![a-z0-9])" + re.escape(stem))
@@ -125,4 +131,4 @@ def search_tables(settings: Settings, text: str | None, limit: int = 50) -> list
     return [out(t) for _, _, t in ranked[:limit]]
 
 
-__all__ = ["CATALOG_FILE", "acs_table_catalog", "search_tables"]
+__all__ = ["table_title", "CATALOG_FILE", "acs_table_catalog", "search_tables"]

@@ -151,19 +151,14 @@ def _resolve_families(text: str, found: list[Mention], measures: Sequence[Measur
             alt = None
         if alt is not None:
             f.measure = alt
-    # one mention per measure (the first)
-    seen: set[str] = set()
-    out = []
-    for f in found:
-        if f.measure.name in seen:
-            continue
-        seen.add(f.measure.name)
-        out.append(f)
-    return out
+    # every mention is kept (a measure named twice may be read differently each time: "Latino communities ...
+    # the largest Hispanic or Latino population"); callers list each measure once
+    return found
 
 
 #: words between two mentions that make them items of a list ("median household income, Gini index and ...")
-_LIST_SEPARATOR = re.compile(r"[,;&]|\b(and|plus|vs|versus|as well as|along with)\b")
+_LIST_SEPARATOR = re.compile(r"[,;&]|\b(and|plus|vs|versus|as well as|along with|than|compared (to|with)|against|"
+                             r"outnumbers?|outnumbered)\b")
 
 
 def _drop_superseded(found: list[Mention], text: str = "") -> list[Mention]:
@@ -172,16 +167,26 @@ def _drop_superseded(found: list[Mention], text: str = "") -> list[Mention]:
     Supersession exists for one concept read as two mentions ("income for White householders" is not also the
     all-households median); when the question lists the two as separate items ("median household income, Gini
     index and ..."), each is asked for and both stay."""
-    def listed(f: Mention, g: Mention) -> bool:
-        if not text or f.weak:
-            return False
+    def gap(f: Mention, g: Mention) -> str:
         a, b = (f, g) if f.start < g.start else (g, f)
-        return bool(_LIST_SEPARATOR.search(text[a.end:b.start]))
+        return text[a.end:b.start] if text else ""
+
+    def one_concept(f: Mention, g: Mention) -> bool:
+        # "income for White householders" (also far apart: "households headed by a White householder, which
+        # states have the highest median household income"); not items of a list ("median household income, Gini
+        # index and ..."), nor a list of what the first one consists of ("graduate degree (master's, ..., or
+        # doctorate)")
+        between = gap(f, g)
+        if not text:
+            return True
+        if len(between) <= 24 and _LIST_SEPARATOR.search(between):
+            return False
+        return not (g.start > f.end and len(_LIST_SEPARATOR.findall(between)) >= 2)
 
     return [
         f for f in found
-        if not any(g is not f and not g.weak and f.measure.name in g.measure.supersedes and not listed(f, g)
-                   for g in found)
+        if not any(g is not f and not g.weak and f.measure.name in g.measure.supersedes
+                   and (f.weak or one_concept(f, g)) for g in found)
     ]
 
 
@@ -191,7 +196,7 @@ def match_measures(question: str, measures: Sequence[Measure] | None = None) -> 
     ``load_measures(settings)`` to include measures over fetched tables."""
     text = normalize(question, lower=True)
     mentions = find_mentions(text, measures if measures is not None else shipped_measures())
-    strong = [f.measure for f in mentions if not f.weak]
+    strong = list(dict.fromkeys(f.measure for f in mentions if not f.weak))
     if strong:
         return strong
     return [f.measure for f in mentions][:1]

@@ -77,6 +77,10 @@ class Measure:
     moe_levels: tuple[str, ...] = ()
     #: reads a table that is not shipped: active only once `census fetch` has loaded it
     requires_fetch: bool = False
+    #: who the table counts, as the Census Bureau words it ("Population 25 years and over"); from the database
+    universe: str = ""
+    #: (measure family, group family) when this is a measure for one population group only
+    cross: tuple[str, ...] = ()
 
     # ------------------------------------------------------------------ descriptors
     @property
@@ -257,6 +261,7 @@ def _read_yaml(path: Path = MEASURES_FILE) -> list[Measure]:
                 description=" ".join(str(raw.get("description") or "").split()),
                 notes=" ".join(str(raw.get("notes") or "").split()),
                 requires_fetch=bool(raw.get("requires_fetch", False)),
+                cross=_tuple(raw.get("cross")),
             )
         except (KeyError, TypeError) as exc:
             raise DataError(f"{path.name}: measure #{i + 1} lacks field {exc}.") from exc
@@ -276,6 +281,11 @@ def _read_yaml(path: Path = MEASURES_FILE) -> list[Measure]:
 
 def _settings_key(settings) -> str:
     return f"{settings.database_url or ''}|{settings.data_dir}"
+
+
+def defined_measures() -> list[Measure]:
+    """Every measure ``measures.yaml`` defines, over shipped and not-yet-fetched tables alike (no database)."""
+    return list(_read_yaml())
 
 
 def shipped_measures() -> list[Measure]:
@@ -305,7 +315,9 @@ def load_measures(settings=None, *, refresh: bool = False) -> list[Measure]:
 
     try:
         with owner(settings) as conn:
-            known = dict(conn.execute("SELECT variable_code, vintage FROM public.variables").fetchall())
+            listed = conn.execute("SELECT variable_code, vintage, universe FROM public.variables").fetchall()
+            known = {code: vintage for code, vintage, _ in listed}
+            universes = {code: universe or "" for code, _, universe in listed}
             rows = conn.execute(
                 "SELECT e.variable_code, g.level, g.state_fips, count(*), count(e.margin_error) "
                 "FROM public.estimates e JOIN public.geography g ON g.geo_id = e.geo_id "
@@ -336,7 +348,8 @@ def load_measures(settings=None, *, refresh: bool = False) -> list[Measure]:
                     moe_levels.append(level)
         if levels:  # a measure with no rows anywhere cannot answer anything
             out.append(dataclasses.replace(m, vintage=str(vintages.pop() or m.vintage), levels=tuple(levels),
-                                           coverage=coverage, moe_levels=tuple(moe_levels)))
+                                           coverage=coverage, moe_levels=tuple(moe_levels),
+                                           universe=universes.get(m.numerator[0], "")))
     with _lock:
         _db_cache[key] = out
         _db_generation[key] = _db_generation.get(key, 0) + 1
@@ -357,9 +370,14 @@ class Gap:
         return any(code.split("_")[0] in self.tables for m in measures for code in m.codes)
 
     def find(self, text: str, inside: Sequence[tuple[int, int]] = ()) -> re.Match | None:
-        """The first match in ``text`` (normalised) that is not within one of the ``inside`` spans."""
+        """The first match in ``text`` (normalised) that does not overlap one of the ``inside`` spans (the phrases
+        of measures the question names: "graduate or professional school enrollment" is a measure, not the
+        "school enrollment" gap)."""
         for mt in self.pattern.finditer(text):
-            if not any(a <= mt.start() and mt.end() <= b for a, b in inside):
+            # a measure phrase reaching beyond the gap's words is what is asked; one the gap's words contain
+            # ("income" in "family income") is not
+            if not any(mt.start() < b and a < mt.end() and not (mt.start() <= a and b <= mt.end())
+                       for a, b in inside):
                 return mt
         return None
 
@@ -399,6 +417,7 @@ __all__ = [
     "MOE_RULES",
     "Gap",
     "Measure",
+    "defined_measures",
     "generation",
     "load_gaps",
     "load_measures",

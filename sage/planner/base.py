@@ -22,10 +22,29 @@ class Plan:
     suggestions: list[str] = field(default_factory=list)
     #: token usage and the like, as the planner reports it (``{"input_tokens": …}``)
     usage: dict = field(default_factory=dict)
+    #: why there is no SQL: ``declined``, ``needs_fetch`` (``fetch`` names the tables to load) or ``ambiguous``
+    decline_kind: str = "declined"
+    fetch: dict | None = None
+    #: the question as read, standing on its own ("median household income, Williamson County, TX"): shown
+    #: first for a follow-up, and what a later follow-up edits
+    standalone: str = ""
+    #: the offline planner's frame (JSON-able), kept in the question log for follow-ups
+    frame: dict | None = None
 
     @property
     def declined(self) -> bool:
         return not self.sql.strip()
+
+
+@dataclass(frozen=True)
+class PriorTurn:
+    """An earlier question of the conversation, as a planner may see it — never its rows."""
+
+    question: str
+    standalone: str = ""
+    sql: str = ""
+    assumptions: tuple[str, ...] = ()
+    frame: dict | None = None
 
 
 @dataclass(frozen=True)
@@ -46,9 +65,11 @@ class Planner(Protocol):
     """Turns a question plus retrieved context into a :class:`Plan`.
 
     ``attempts`` holds the earlier failed tries of the same question (oldest first); a planner should not
-    propose the same SQL again.
+    propose the same SQL again.  ``context`` holds the earlier turns of the conversation (oldest first) when the
+    question is a follow-up.
     """
 
     name: str
 
-    def plan(self, question: str, chunks: Sequence[Chunk], attempts: Sequence[Attempt] = ()) -> Plan: ...
+    def plan(self, question: str, chunks: Sequence[Chunk], attempts: Sequence[Attempt] = (),
+             context: Sequence[PriorTurn] = ()) -> Plan: ...

@@ -9,11 +9,13 @@ import functools
 import re
 import threading
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import psycopg
 
 from ..census import semantic
+from ..census.catalog_search import table_title
 from ..census.semantic import Measure, load_measures
 from ..errors import NotSetUpError
 from .vocabulary import FUNCTION_WORDS, geo_key
@@ -53,6 +55,9 @@ class Catalog:
     states: list[State]
     counties: list[County]
     has_rows: dict[str, frozenset]  # variable code -> geo_ids with an estimate
+    #: measures defined over tables that are not loaded (a question about them is declined with ``needs_fetch``)
+    inactive: list[Measure] = field(default_factory=list)
+    data_path: Path | None = None
     generation: int = 0  # the semantic layer's generation this was built from (a fetch bumps it)
     state_by_key: dict[str, State] = field(default_factory=dict)
     state_by_abbr: dict[str, State] = field(default_factory=dict)
@@ -93,6 +98,16 @@ class Catalog:
 
     def measure(self, name: str) -> Measure | None:
         return next((m for m in self.measures if m.name == name), None)
+
+    @functools.cached_property
+    def by_geo_id(self) -> dict[str, State | County]:
+        out: dict[str, State | County] = {s.geo_id: s for s in self.states}
+        out.update({c.geo_id: c for c in self.counties})
+        return out
+
+    def table_title(self, table_id: str) -> str | None:
+        """The title of an ACS table (loaded or not) from the offline catalog the project ships."""
+        return table_title(self.data_path, table_id) if self.data_path else None
 
     def has(self, measure: Measure, geo_id: str) -> bool:
         return all(geo_id in self.has_rows.get(code, ()) for code in measure.codes)
@@ -147,7 +162,10 @@ def load_catalog(settings) -> Catalog:
             continue
         base, suffix = _split_county(county_name)
         counties.append(County(geo_id, county_name, by_fips[state_fips], base, suffix, float(pop.get(geo_id) or 0)))
-    cat = Catalog(measures, states, counties, {code: frozenset(ids) for code, ids in have},
+    active = {m.name for m in measures}
+    inactive = [m for m in semantic.defined_measures() if m.name not in active]
+    cat = Catalog(measures, states, counties, {code: frozenset(ids) for code, ids in have}, inactive=inactive,
+                  data_path=settings.data_path,
                   generation=semantic.generation(settings))
     with _catalog_lock:
         _catalogs[key] = cat

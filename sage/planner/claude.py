@@ -36,7 +36,7 @@ from anthropic.types import ParsedMessage, TextBlockParam
 from ..errors import ErrorKind, PlanningError
 from ..settings import Settings
 from ..types import DISPLAY_HINTS, Chunk, DisplayHint
-from .base import Attempt, Plan
+from .base import Attempt, Plan, PriorTurn
 from .prompt import FEW_SHOT_EXAMPLES, SYSTEM_PROMPT, build_user_message, format_examples, is_internal
 
 log = logging.getLogger(__name__)
@@ -153,7 +153,8 @@ class ClaudePlanner:
         )
         self._system = system_blocks()
 
-    def plan(self, question: str, chunks: Sequence[Chunk], attempts: Sequence[Attempt] = ()) -> Plan:
+    def plan(self, question: str, chunks: Sequence[Chunk], attempts: Sequence[Attempt] = (),
+             context: Sequence[PriorTurn] = ()) -> Plan:
         measures = self._measures(question)
         message = build_user_message(
             question, [c for c in chunks if not is_internal(c)], error_context=list(attempts), measures=measures

@@ -12,13 +12,21 @@ from .vocabulary import nice_name
 
 
 class Decline(Exception):
-    """Raised inside planning to stop with an honest "cannot answer"."""
+    """Raised inside planning to stop with an honest "cannot answer".
 
-    def __init__(self, reason: str, suggestions: Sequence[str] = (), assumptions: Sequence[str] = ()) -> None:
+    ``kind`` says why in one word for the app and the CLI: ``declined`` (the data cannot answer it),
+    ``needs_fetch`` (an ACS table that would answer it is not loaded; ``fetch`` names it: ``{"tables": [...],
+    "vintage": 2023, "geographies": [...]}``) or ``ambiguous`` (a name with several readings; the suggestions
+    are the readings)."""
+
+    def __init__(self, reason: str, suggestions: Sequence[str] = (), assumptions: Sequence[str] = (), *,
+                 kind: str = "declined", fetch: dict | None = None) -> None:
         super().__init__(reason)
         self.reason = reason
         self.suggestions = list(suggestions)
         self.assumptions = list(assumptions)
+        self.kind = kind
+        self.fetch = fetch
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -39,6 +47,27 @@ def no_rows(m: Measure, pl: Place, cat: Catalog) -> str:
             f"{m.vintage}), which has no rows for "
             f"{pl.state.name if pl.level == 'state' or pl.county is None else pl.label}"
             f"{' (it covers the 48 contiguous states and DC only)' if m.vintage == '2018-2022' else ''}.")
+
+
+def needs_fetch(m: Measure, asked: str, cat: Catalog, levels: Sequence[str] = ("state", "county"),
+                suggestions: Sequence[str] = ()) -> Decline:
+    """The decline for a measure over a table that is not loaded: what would answer it, and how to load it."""
+    tables = sorted({c.split("_")[0] for c in m.codes})
+    titles = [f"{t} ({cat.table_title(t)})" if cat.table_title(t) else t for t in tables]
+    year = int(m.vintage[-4:]) if m.vintage[-4:].isdigit() else 2023
+    command = (f"python -m sage census fetch --vintage {year} --tables {','.join(tables)}"
+               + (f" --geographies {','.join(levels)}" if tuple(levels) != ("state", "county") else ""))
+    return Decline(
+        f"“{asked}” is {nice_name(m)} ({m.formula}), from ACS table {', '.join(titles)}, which is not loaded; "
+        f"it is not the same as anything the data holds, so nothing else is shown instead. Load it with "
+        f"`{command}` (needs a Census API key), then ask again.",
+        list(suggestions) or [f"What is the {nice_name(x)} in {pl}?" for x, pl in _answerable(cat)],
+        kind="needs_fetch", fetch={"tables": tables, "vintage": year, "geographies": list(levels)})
+
+
+def _answerable(cat: Catalog) -> list[tuple[Measure, str]]:
+    names = ("population", "median_household_income", "unemployment_rate")
+    return [(m, "Cook County, IL") for n in names if (m := cat.measure(n)) is not None][:3]
 
 
 # ---------------------------------------------------------------------------------------------------------------

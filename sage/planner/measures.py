@@ -12,9 +12,9 @@ from ..census.mentions import Mention, find_mentions
 from ..census.semantic import Measure
 from ..types import Chunk
 from .catalog import Catalog
-from .declines import Decline, generic_suggestions, place_questions
+from .declines import Decline, generic_suggestions, needs_fetch, place_questions, topic_suggestions
 from .parsed import Parse
-from .vocabulary import GROUP_FAMILIES, nice_name
+from .vocabulary import GROUP_FAMILIES, mask, nice_name
 
 #: synonyms of income that are also ranking words ("the poorest counties"); see :func:`find_measures`
 WEALTH_ADJECTIVES = frozenset(
@@ -22,11 +22,208 @@ WEALTH_ADJECTIVES = frozenset(
 )
 
 
+#: who a table counts, in the words questions use for it; a phrase that names the universe of a measure the
+#: question asks about is part of that measure ("the share of people 25 and older with a bachelor's degree"),
+#: not an age breakdown, not a second measure.  Longest forms first.
+def _age(n: int) -> str:
+    return (rf"(?:(?:the\s+)?(?:people|persons|population|adults|residents|individuals|americans|those|folks)\s+)?"
+            rf"(?:who\s+are\s+|that\s+are\s+)?(?:aged?\s+|age\s+)?(?:over\s+the\s+age\s+of\s+{n}|{n}\s*(?:\+|plus"
+            rf"|(?:years?\s+(?:old\s+)?|yrs?\s+)?(?:and|or|&)\s+(?:over|older|up|above)|years\s+of\s+age\s+(?:and|or)\s+"
+            rf"(?:over|older)))(?:\s+years(?:\s+old)?)?")
+
+
+UNIVERSES: list[tuple[str, re.Pattern[str]]] = [
+    ("population for whom poverty status is determined",
+     re.compile(r"\b(?:for\s+|among\s+|of\s+)?(?:the\s+)?(?:population|people|persons)\s+for\s+whom\s+poverty\s+"
+                r"status\s+is\s+determined\b|\bpoverty\s+universe\b")),
+    ("civilian noninstitutionalized population",
+     re.compile(r"\b(?:for\s+|among\s+|of\s+)?(?:the\s+)?(?:_+s?\s+)?civilian\s+non\s?institutionali[sz]ed\s+"
+                r"(?:population|people|residents)\b")),
+    ("population 25 years and over", re.compile(r"\b" + _age(25) + r"(?![a-z0-9])")),
+    ("population 16 years and over", re.compile(r"\b" + _age(16) + r"(?![a-z0-9])")),
+    ("population 3 years and over", re.compile(r"\b" + _age(3) + r"(?![a-z0-9])")),
+    ("civilian labor force", re.compile(r"\b(?:of\s+|in\s+|among\s+)?(?:the\s+)?(?:_+s?\s+)?(?:civilian\s+)?"
+                                        r"labou?r\s+force\b")),
+    ("households", re.compile(r"\b(?:of|among|for|across)\s+(?:all\s+)?(?:the\s+)?(?:_+s?\s+)?households\b")),
+    ("total population", re.compile(r"\b(?:of|among|for|in)\s+(?:the\s+|its\s+|their\s+|all\s+)?(?:_+s?\s+)?"
+                                    r"(?:whole\s+|entire\s+|total\s+|overall\s+|combined\s+)?population\b")),
+]
+
+#: rates whose denominator is not their table's total, by the universe their denominator is
+_DENOMINATOR_UNIVERSE = {"B23025_003E": "civilian labor force"}
+
+#: a measure and the one that says the opposite ("no health insurance", "without internet")
+NEGATED = {"insured_share": "uninsured_share", "insured_population": "uninsured_population",
+           "internet_subscription_share": "no_internet_share",
+           "households_with_internet": "households_without_internet"}
+_NEGATION = re.compile(r"\b(no|not|without|lack|lacks|lacking|dont have|do not have|does not have|doesnt have|"
+                       r"has no|have no|had no|never had|uncovered by)\s+(any\s+|a\s+|an\s+)?$")
+_SHARE_BEFORE = re.compile(r"\b(share|percent|percentage|proportion|fraction|portion|pct|rate)\s+(of|among|in)\s+"
+                           r"(the\s+|its\s+|their\s+)?$|%\s*(of|among)\s+(the\s+)?$")
+
+
+_SHARE_WORD = re.compile(r"\b(share|percent|percentage|proportion|fraction|portion|pct|rate)\b|%")
+
+
+def _merge_same_family(p: Parse) -> None:
+    """"Black or African American population": two names of one group joined by "or" are one mention (the
+    later, which carries the noun)."""
+    ordered = sorted(p.mentions, key=lambda m: m.start)
+    drop = []
+    for a, b in pairwise(ordered):
+        if a.measure.family == b.measure.family and a.measure is not b.measure and not a.weak and not b.weak and \
+                re.fullmatch(r"\s+(or|and)\s+|\s*/\s*", p.t[a.end:b.start]):
+            b.start = a.start
+            drop.append(a)
+    p.mentions = [m for m in p.mentions if m not in drop]
+
+
+def universes_of(m: Measure) -> set[str]:
+    """The universes a measure is computed over, lowercase (see :data:`UNIVERSES`)."""
+    out = {m.universe.lower()} if m.universe else set()
+    for code in m.denominator:
+        if code in _DENOMINATOR_UNIVERSE:
+            out = {_DENOMINATOR_UNIVERSE[code]}
+    return out
+
+
+def _absorb_universes(p: Parse, cat: Catalog) -> None:
+    """Phrases naming the universe of a measure the question asks about become part of it (blocked, and any
+    measure mention inside them dropped); "the proportion of the civilian labor force ... unemployed" switches
+    the measure to the rate over that universe."""
+    masked = mask(p.t, p.blocked)
+    for key, rx in UNIVERSES:
+        for mt in rx.finditer(masked):
+            span = mt.span()
+            # a place inside the phrase ("of Florida's total population") is fine; a phrase cut by one is not
+            if any(a < span[1] and span[0] < b and not (span[0] <= a and b <= span[1]) for a, b in p.blocked):
+                continue
+            inside = [m for m in p.mentions if span[0] <= m.start and m.end <= span[1]]
+            outside = [m for m in p.mentions if not m.weak and m not in inside]
+            owner = None
+            for m in outside:
+                family = [x for x in cat.measures if x.family == m.measure.family]
+                if key in universes_of(m.measure):
+                    owner = (m, m.measure)
+                    break
+                rate = next((x for x in family if x.is_rate and key in universes_of(x)), None)
+                if rate is not None and (m.measure.is_rate or _SHARE_BEFORE.search(p.t[: span[0]])
+                                         or _SHARE_WORD.search(p.t[max(0, span[0] - 24): span[0] + 8])):
+                    owner = (m, rate)
+                    break
+            if owner is None:
+                continue
+            m, measure = owner
+            if measure is not m.measure:
+                m.measure = measure
+            p.mentions = [x for x in p.mentions if x not in inside]
+            p.blocked.append(span)
+            p.notes.append(f"“{p.tc[span[0]:span[1]].strip()}” read as who {nice_name(measure)} is computed over "
+                           f"({measure.universe or key}), not as a separate measure or an age group.")
+
+
+def _negations(p: Parse, cat: Catalog) -> None:
+    """"has no health insurance", "households without internet": the measure that says the opposite."""
+    for m in p.mentions:
+        other = NEGATED.get(m.measure.name)
+        if other and _NEGATION.search(p.t[max(0, m.start - 30): m.start]):
+            alt = cat.measure(other)
+            if alt is not None:
+                m.measure = alt
+
+
+def _group_counts(p: Parse, cat: Catalog) -> None:
+    """"the largest Black population", "the most Hispanic residents": a count of the group, not its share —
+    unless a share word says so."""
+    for m in p.mentions:
+        if m.weak or not m.measure.is_rate or m.measure.family not in GROUP_FAMILIES:
+            continue
+        after = re.match(r"\s+(population|populations|residents|people|persons|inhabitants|individuals|community|"
+                         r"communities)\b", p.t[m.end:])
+        if not after or re.search(r"\b(share|percent|percentage|proportion|fraction|pct|rate)\b|%",
+                                  p.t[max(0, m.start - 40): m.start]):
+            continue
+        count = next((x for x in cat.measures if x.family == m.measure.family and x.additive), None)
+        if count is None:
+            continue
+        end = m.end + after.end()
+        p.mentions = [x for x in p.mentions if x is m or not (m.end <= x.start < end)]
+        m.measure, m.end = count, end
+
+
+def _listed_counts(p: Parse) -> None:
+    """"how many people live there, the median age and the median home value": a population asked for in a
+    list of measures is asked for, not just a word of the question."""
+    strong = [m for m in p.mentions if not m.weak]
+    if not strong or any(m.measure.unit == "count" for m in strong):
+        return
+    for m in p.mentions:
+        if m.weak and m.measure.name == "population" and re.match(r"(how many|number of)\b", m.phrase) and \
+                re.match(r"\s*(live|lives|living|reside|resides|are there|in total)\b", p.t[m.end:]):
+            m.weak = False
+
+
+def _not_loaded(p: Parse, cat: Catalog) -> None:
+    """A measure the question names that reads a table not loaded ("households that rent" is tenure, B25003) is
+    declined with ``needs_fetch``, naming the table — never answered with a loaded measure that merely shares a
+    word with it (the median rent)."""
+    if not cat.inactive:
+        return
+    every = find_mentions(p.t, list(cat.measures) + list(cat.inactive), blocked=p.blocked, fuzzy=False)
+    inactive = {m.name for m in cat.inactive}
+    active = [m for m in p.mentions if not m.weak]
+    for m in every:
+        if not m.weak and m.measure.name in inactive:
+            # "median age is over 65": a comparison and a number after a measure asked for is a threshold
+            if re.match(r"(over|under|above|below|older than|younger than|more than|less than)\s+\d", m.phrase) and \
+                    any(0 <= m.start - a.end <= 12 for a in active):
+                continue
+            raise needs_fetch(m.measure, p.tc[m.start:m.end], cat, suggestions=topic_suggestions(p, cat))
+    # "mean household income (not the median)": the data has the median; the mean is another table
+    for m in p.mentions:
+        if not m.weak and m.measure.unit == "dollars" and "median" in m.measure.label.lower() and \
+                re.search(r"\bmean\b|\(?not (the )?median\)?", p.t[max(0, m.start - 12): m.end + 20]):
+            raise Decline(
+                f"the data has the {nice_name(m.measure)} ({', '.join(m.measure.numerator)}), not the mean; a mean "
+                "household income is aggregate income (B19025) / households (B11001), tables that are not "
+                "loaded. Load them with `python -m sage census fetch --vintage 2023 --tables B19025,B11001`, or ask "
+                "for the median.", [f"What is the {nice_name(m.measure)} in {pl.label}?" for pl in p.places[:1]
+                                    if pl.level == "county"] or generic_suggestions(),
+                kind="needs_fetch", fetch={"tables": ["B19025", "B11001"], "vintage": 2023,
+                                           "geographies": ["state", "county"]})
+
+
+def _sums(p: Parse, cat: Catalog) -> None:
+    """"the total enrolled in college, counting both undergraduates and graduate students": two counts asked for
+    together are the measure that adds them up, when the semantic layer defines one."""
+    if not re.search(r"\b(total|combined|together|both|in all|altogether|sum)\b", p.t):
+        return
+    strong = [m for m in p.mentions if not m.weak and m.measure.kind == "direct" and m.measure.additive]
+    for a, b in pairwise(sorted(strong, key=lambda m: m.start)):
+        codes = {*a.measure.numerator, *b.measure.numerator}
+        total = next((x for x in cat.measures if x.kind == "sum" and set(x.numerator) == codes and not x.subtract),
+                     None)
+        if total is not None and re.search(r"\b(and|plus|&)\b|,", p.t[a.end:b.start]):
+            a.measure, a.end = total, b.end
+            # the parts, named again elsewhere ("enrolled in college ... both undergraduates and ..."), are in it
+            p.mentions = [m for m in p.mentions if m is a or (m is not b and not set(m.measure.codes) <= codes)]
+            p.notes.append(f"{nice_name(total)} = {total.formula}, both counted together as asked.")
+            return
+
+
 def find_measures(p: Parse, cat: Catalog, chunks: Sequence[Chunk]) -> None:
     """The measures the question names, outside place names; a measure "for" a population group is declined.
     With none named, a confident retrieval hit on an ACS variable the semantic layer knows is used instead."""
     mentions = find_mentions(p.t, cat.measures, blocked=p.blocked)
     p.mentions = mentions
+    _not_loaded(p, cat)
+    _merge_same_family(p)
+    _negations(p, cat)
+    _group_counts(p, cat)
+    _absorb_universes(p, cat)
+    _listed_counts(p)
+    _sums(p, cat)
+    mentions = p.mentions
     # "share of the population that is Black": the population is the denominator, not a measure of its own
     rates = [m for m in mentions if not m.weak and m.measure.is_rate]
     for m in mentions:
@@ -54,11 +251,27 @@ def find_measures(p: Parse, cat: Catalog, chunks: Sequence[Chunk]) -> None:
                 f"“{p.tc[a.start:b.end]}” is a ratio of two measures ({nice_name(a.measure)} and "
                 f"{nice_name(b.measure)}) that the offline planner does not compute; ask for each of them.",
                 generic_suggestions())
-    for a, b in zip(strong, strong[1:], strict=False):
-        gap = p.t[a.end:b.start]
-        group, other = (b, a) if re.fullmatch(r"\s*(for|among|amongst|of|within)\s+(the\s+)?", gap) else (a, b)
+    masked_places = mask(p.t, [pl.span for pl in p.places])
+    for a, b in pairwise(strong):
+        # the words between, without set-aside phrases ("in 2023 dollars") and commas
+        gap = " " + " ".join(re.sub(r"[_,]+", " ", mask(p.t, p.blocked)[a.end:b.start]).split()) + " "
+        group, other = (b, a) if re.fullmatch(
+            r"\s*(for|among|amongst|of|within)\s+(the\s+)?((households?|people|persons|residents|those|families|"
+            r"workers)\s+(whose\s+householders?\s+(is|are)|(who|that)\s+(is|are)|headed\s+by|with\s+an?)\s+)?", gap) \
+            else (a, b)
+        # "share of noncitizens in Florida (who) have health insurance": the group is who the measure is about
+        about = group is a and re.fullmatch(
+            r"\s*(in\s+[_ ]+\s*|,\s*)?(who|that|which)?\s*(have|has|had|are|is|were|was|with|hold|holding|held|earn|"
+            r"earning|lack|lacking|without)\b[^,;]{0,25}",
+            masked_places[a.end:b.start] + (b.phrase.split()[0] + " " if b.phrase else ""))
         if group.measure.family in GROUP_FAMILIES and other.measure.family not in GROUP_FAMILIES and (
-                group is b or re.fullmatch(r"\s*", gap)):
+                group is b or re.fullmatch(r"\s*", gap) or about):
+            # "the coverage rate of noncitizens": a measure defined for that group answers it
+            cross = next((x for x in cat.measures if x.cross == (other.measure.family, group.measure.family)), None)
+            if cross is not None:
+                other.measure, other.start, other.end = cross, min(a.start, b.start), max(a.end, b.end)
+                p.mentions = [m for m in p.mentions if m is not group]
+                continue
             place = next((pl for pl in p.places if pl.how != "ambiguous"), None)
             sugg = place_questions(place, cat, (other.measure.name, group.measure.name, "population")) \
                 if place else []
@@ -66,6 +279,17 @@ def find_measures(p: Parse, cat: Catalog, chunks: Sequence[Chunk]) -> None:
                 f"{nice_name(other.measure)} for one population group (“{p.tc[a.start:b.end]}”) is a "
                 "cross-tabulation the shipped extract does not have; it has each measure for everyone.",
                 sugg or generic_suggestions())
+    # "... the coverage rate of the native born and the coverage rate of noncitizens": the same measure again,
+    # for another group (the second mention of one measure is folded away by the family rules)
+    chosen = {m.measure.cross[0] for m in p.mentions if m.measure.cross}
+    for g in [m for m in p.mentions if not m.weak and m.measure.family in GROUP_FAMILIES]:
+        before = p.t[max(0, g.start - 30):g.start]
+        if re.search(r"\b(rate|rates|coverage|share)\s+(for|among|of)\s+(the\s+|all\s+)?$", before):
+            cross = next((x for x in cat.measures if x.cross and x.cross[0] in chosen
+                          and x.cross[1] == g.measure.family), None)
+            if cross is not None:
+                g.measure = cross
+    mentions = p.mentions
     if not mentions:
         # retrieval as a fallback: a variable the semantic layer knows under another name
         for ch in sorted(chunks or (), key=lambda c: -c.score)[:3]:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from ..census.mentions import Mention
 from ..census.semantic import Measure
-from .catalog import County, State
+from .catalog import Catalog, County, State
 
 
 @dataclass
@@ -60,12 +60,16 @@ class Parse:
     thresholds: list[Threshold] = field(default_factory=list)
     level: str | None = None
     national: bool = False
+    #: "the 50 states": DC and Puerto Rico are not in the set unless a clause adds them back
     fifty: bool = False
-    #: "the 50 states plus DC": the 51 state rows (Puerto Rico left out)
-    fifty_and_dc: bool = False
-    excl_dc: bool = False
-    incl_pr: bool = False
-    excl_pr_said: bool = False
+    #: postal codes a clause adds to the set ("including Puerto Rico") or leaves out ("excluding DC"), see scope.py
+    include: set[str] = field(default_factory=set)
+    exclude: set[str] = field(default_factory=set)
+    #: "the contiguous US", "the lower 48"
+    contiguous: bool = False
+    scope_spans: list[tuple[int, int]] = field(default_factory=list)
+    #: regions with no single definition ("the Bay Area"), declined unless the question names their places
+    informal: list[tuple[int, int]] = field(default_factory=list)
     per_n: tuple[int, str] | None = None  # "per 1,000 residents": (1000, the phrase) — a count over population
     vs_us: bool = False  # "higher than the national average", "Texas vs the US": add a US row to the places
     notes: list[str] = field(default_factory=list)
@@ -73,3 +77,11 @@ class Parse:
     def strong(self) -> list[Mention]:
         """The measures the question names outright (not the weak, implied ones)."""
         return [m for m in self.mentions if not m.weak]
+
+
+def place_of(cat: Catalog, geo_id: str, *, text: str = "", how: str = "exact") -> Place:
+    """The :class:`Place` of a geography row of the catalog (``KeyError`` when there is none)."""
+    row = cat.by_geo_id[geo_id]
+    if isinstance(row, County):
+        return Place("county", row.state, row, (0, 0), how, text or row.label)
+    return Place("state", row, None, (0, 0), how, text or row.name)

@@ -7,21 +7,20 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from ..census.mentions import Mention
 from ..census.semantic import load_gaps
-from ..text import normalize
+from ..text import normalize, overlaps
 from ..types import Chunk
 from .catalog import Catalog
 from .declines import Decline, place_suggestions, topic_suggestions
 from .measures import find_measures
-from .parsed import Parse
+from .parsed import Parse, Place
 from .places import find_places, find_unknown_places, resolve_ambiguous
+from .scope import read_scope
 from .thresholds import find_thresholds
 from .vocabulary import (
     CITY_WORD,
-    EXCL_DC,
-    EXCL_PR,
     FIFTY,
-    INCL_PR,
     INDEPENDENT_CITY,
     LEVEL_PLURAL,
     LEVEL_SINGULAR,
@@ -34,22 +33,33 @@ from .vocabulary import (
     VERSUS_AVG,
     VS_US,
     YEAR,
+    join_words,
     mask,
+    nice_name,
     per_number,
 )
 
 
-def parse_question(question: str, chunks: Sequence[Chunk], cat: Catalog) -> Parse:
+def parse_question(question: str, chunks: Sequence[Chunk], cat: Catalog, earlier: str = "") -> Parse:
     """Read ``question`` into a :class:`Parse`, or raise :class:`Decline` as soon as it cannot be answered.
 
     The order matters: places first (their spans are masked for everything after), then measures, then names
     that are no place (their refusal suggests the question's measure), the scope checks, thresholds (bound to
-    the measures found) and the level."""
-    tc = normalize(question)
+    the measures found) and the level.  ``earlier`` is the text of an earlier question of the conversation
+    that has no frame to edit (it was declined): it lends its places and measure like a preamble does."""
+    context, ask = split_context(question)
+    if earlier:  # an earlier question of the conversation lends what this one leaves open, like a preamble
+        context = f"{earlier.rstrip('?.! ')}. {context}".strip()
+    tc = normalize(ask)
     p = Parse(question=question, tc=tc, t=tc.lower())
+    read_scope(p, cat)
     find_places(p, cat)
     drop_excluded(p)
+    if context:
+        _use_context(p, context, cat, chunks)
     find_measures(p, cat, chunks)
+    if context and not p.strong():
+        _use_context_measures(p, context, cat, chunks)
     find_unknown_places(p, cat)
     resolve_ambiguous(p)
     check_scope(p, cat)
@@ -58,42 +68,116 @@ def parse_question(question: str, chunks: Sequence[Chunk], cat: Catalog) -> Pars
     return p
 
 
-_EXCLUDING = re.compile(r"\b(excluding|except( for)?|without|not counting|leaving out|exclude|minus|other than|"
-                        r"outside( of)?|apart from|but not)\s+(the\s+)?$")
-#: "including Puerto Rico" widens the scope of a set or US question; it does not name the place asked about
-_INCLUDING = re.compile(r"\b(including|include|plus)\s+(the\s+)?$")
-#: "the 50 states plus DC" names the 51 state rows, not DC alone
-_FIFTY_AND = re.compile(r"\b(50|fifty) states,?\s+(and|plus|including|\+|&)\s+(the\s+)?$")
+#: abbreviations whose period does not end a sentence ("St. Louis", "Washington, D.C. and ...")
+_NO_SENTENCE_END = re.compile(r"(?:\b(?:st|mt|ft|co|vs|no|dr|mr|mrs|ms|jr|sr|inc|approx|pct|est|dept|univ|ave|"
+                              r"e\.g|i\.e|u\.s|d\.c)|\b[a-z])\.$", re.IGNORECASE)
+
+
+def split_context(question: str) -> tuple[str, str]:
+    """``(context, ask)``: a chatty question's scene-setting sentences and the question itself.
+
+    "My coworker from Phoenix says everyone in Arizona lives near it. Is that true? What share of Arizona's
+    population lives in Maricopa County?" asks only the last sentence; the names before it (Phoenix) are not
+    what the answer is about.  The ask is the last sentence with a question mark and whatever follows it (an
+    instruction such as "Leave out Puerto Rico."), or the last sentence; a preamble before a colon inside it
+    ("I want the basics on Buncombe County, NC: how many people live there ...") is context too.  Context is
+    used only for what the ask leaves open: its places ("there", "each"), its measure, its scope clauses."""
+    text = " ".join(question.split())
+    pieces: list[str] = []
+    start = 0
+    for mt in re.finditer(r"[.?!]+\s+(?=[\"“(A-Za-z0-9$])", text):
+        head = text[start:mt.start() + 1]
+        if text[mt.start()] == "." and _NO_SENTENCE_END.search(head):
+            continue
+        pieces.append(text[start:mt.end()].strip())
+        start = mt.end()
+    pieces.append(text[start:].strip())
+    pieces = [x for x in pieces if x]
+    if len(pieces) > 1:
+        asks = [i for i, x in enumerate(pieces) if "?" in x]
+        i = asks[-1] if asks else len(pieces) - 1
+        # "... in Michigan, counting both undergraduates and graduate students. What is it?": a bare
+        # "what is it?" asks the sentence before it
+        while i > 0 and len(pieces[i].split()) <= 4 and re.search(
+                r"\b(it|that|this|them|those|one|number|figure)\b|^(please|thanks|thank you)\b", pieces[i],
+                re.IGNORECASE):
+            i -= 1
+        context, ask = " ".join(pieces[:i]), " ".join(pieces[i:])
+    else:
+        context, ask = "", text
+    # "The Twin Cities counties, Hennepin and Ramsey: what's the median rent in each?"
+    colon = re.search(r":\s+(?=(what|which|how|is|are|does|do|can|could|give|show|list|rank|compare|tell)\b)",
+                      ask, re.IGNORECASE)
+    if colon and colon.start() > 0:
+        context = (context + " " + ask[: colon.start()]).strip()
+        ask = ask[colon.end():]
+    return context, ask
+
+
+#: words of an ask that point back to places named before it
+_BACK_REFERENCE = re.compile(r"\b(there|here|it|its|each|both|them|they|their|these|those|that (county|state|place)|"
+                             r"this (county|state|place)|the (county|state)|these (counties|states)|"
+                             r"those (counties|states))\b")
+
+
+def _use_context(p: Parse, context: str, cat: Catalog, chunks: Sequence[Chunk]) -> None:
+    """The places and scope clauses of the scene-setting text, for an ask that names no place of its own."""
+    tc = normalize(context)
+    ctx = Parse(question=context, tc=tc, t=tc.lower())
+    try:
+        read_scope(ctx, cat)
+        find_places(ctx, cat)
+        drop_excluded(ctx)
+    except Decline:
+        return
+    # an instruction in the context ("Leave out Puerto Rico.") still applies
+    p.include |= ctx.include - p.exclude
+    p.exclude |= ctx.exclude - p.include
+    p.notes.extend(n for n in ctx.notes if n not in p.notes)
+    if p.places:
+        return
+    places = sorted((pl for pl in ctx.places if pl.how != "ambiguous"), key=lambda pl: pl.span[0])
+    if not places:
+        return
+    if not _BACK_REFERENCE.search(p.t) and len(places) > 1:
+        places = places[-1:]
+    if _BACK_REFERENCE.search(p.t) and not re.search(r"\b(each|both|them|they|their|these|those)\b", p.t):
+        places = places[-1:]  # "there" is the place named last
+    end = len(p.t)
+    for pl in places:
+        p.places.append(Place(pl.level, pl.state, pl.county, (end, end), "context", pl.text))
+    p.notes.append(f"The question's {'places' if len(places) > 1 else 'place'} read from what comes before it: "
+                   f"{join_words([pl.label for pl in places])}.")
+
+
+def _use_context_measures(p: Parse, context: str, cat: Catalog, chunks: Sequence[Chunk]) -> None:
+    """An ask that names no measure ("Which state is worst?") takes the one named before it."""
+    tc = normalize(context)
+    ctx = Parse(question=context, tc=tc, t=tc.lower())
+    try:
+        find_places(ctx, cat)
+        find_measures(ctx, cat, chunks)
+    except Decline:
+        return
+    strong = ctx.strong()
+    if len(strong) != 1:
+        return
+    end = len(p.t)
+    p.mentions.append(Mention(strong[0].measure, end, end, strong[0].phrase))
+    p.notes.append(f"The measure read from what comes before the question: {nice_name(strong[0].measure)}.")
 
 
 def drop_excluded(p: Parse) -> None:
-    """A place named only to be left out ("the US excluding Puerto Rico") is not a place the question is about:
-    DC and Puerto Rico are dropped (the scope flags read in :func:`check_scope` handle them); leaving out any
-    other place is declined rather than answered about that place."""
-    keep = []
-    for pl in p.places:
-        if pl.level == "state" and _EXCLUDING.search(p.t[: pl.span[0]]):
-            if pl.state.abbr in ("DC", "PR"):
-                continue
-            raise Decline(f"leaving out a place (“{p.tc[pl.span[0]:pl.span[1]]}”) is beyond the offline planner; "
-                          "ask for the places you want, or for the US (the 50 states + DC) as a whole.",
-                          ["What is the total population of the US?", "Which 5 states have the most people?",
-                           "Compare the population of Texas and Florida"])
-        if pl.level == "state" and pl.state.abbr == "DC" and _FIFTY_AND.search(p.t[: pl.span[0]]):
-            p.fifty_and_dc = True
-            continue
-        if (pl.level == "state" and pl.state.abbr in ("DC", "PR") and _INCLUDING.search(p.t[: pl.span[0]])
-                and len(p.places) == 1):
-            # the scope flag (incl_pr) carries it; DC is among the states anyway
-            continue
-        keep.append(pl)
-    p.places = keep
+    """A place left out by a clause ("the US excluding California") is not a place the question is about: the
+    clause reader (:mod:`.scope`) has already recorded it in ``p.exclude``; drop any place that still overlaps."""
+    p.places = [pl for pl in p.places if not any(a <= pl.span[0] < b for a, b in p.scope_spans)]
 
 
 def check_scope(p: Parse, cat: Catalog) -> None:
     """Decline early what the data cannot answer (missing topics, sub-county places, cities, trends, other
     years, comparisons against an average), and note the scope words: the US, the 50 states, DC, Puerto Rico."""
     t = p.t
+    _dollar_basis(p, cat)
     masked = mask(t, p.blocked + [m.span for m in p.strong()])
     places_only = mask(t, p.blocked)
     inside = [m.span for m in p.strong()]
@@ -154,21 +238,39 @@ def check_scope(p: Parse, cat: Catalog) -> None:
         raise Decline(f"comparing against an average or a national/state figure (“{mt.group(0)}”) is beyond "
                       "the offline planner; ask for the places' values and the overall figure separately.",
                       topic_suggestions(p, cat))
-    if FIFTY.search(t) and not p.fifty_and_dc:
+    if FIFTY.search(t):
         p.fifty = True
-    elif p.fifty_and_dc:  # the 50 states + DC: every state row but Puerto Rico
-        p.excl_pr_said = not INCL_PR.search(t)
-    p.excl_dc = bool(EXCL_DC.search(t))
-    if INCL_PR.search(t):
-        p.incl_pr = True
-    if EXCL_PR.search(t):
-        p.incl_pr = False
-        p.excl_pr_said = True
     masked2 = mask(t, p.blocked + [m.span for m in p.mentions if not m.weak])
     if NATIONAL.search(masked2) or re.search(r"\b(US|USA)\b", mask(p.tc, p.blocked)) or LOWER_US.search(masked2):
         p.national = True
         if p.places and VS_US.search(masked2):
             p.vs_us = True
+
+
+#: "in 2023 inflation-adjusted dollars": the dollars a figure is asked in
+_DOLLAR_BASIS = re.compile(r"\b(?:in\s+)?(?:(?P<year>(?:19|20)\d\d)\s+(?:inflation\s+adjusted\s+|constant\s+|real\s+)?"
+                           r"dollars|inflation\s+adjusted\s+dollars|(?:constant|real)\s+dollars)\b")
+
+
+def _dollar_basis(p: Parse, cat: Catalog) -> None:
+    """A dollar basis that is the data's own (2023 dollars for 2019-2023 figures) is noted and set aside; another
+    year's dollars would need a conversion the question did not ask to be made silently, so it is declined."""
+    for mt in _DOLLAR_BASIS.finditer(p.t):
+        if overlaps(mt.span(), p.blocked):
+            continue
+        dollars = [m.measure for m in p.strong() if m.measure.unit == "dollars"]
+        ends = {m.vintage[-4:] for m in dollars}
+        year = mt.group("year")
+        if year and ends and year not in ends:
+            raise Decline(f"the figures are published in {join_words(sorted(ends))} dollars (the last year of their "
+                          f"ACS period); “{p.tc[mt.start():mt.end()]}” would need them converted, which the offline "
+                          "planner does not do for one period. Ask without the dollar year, or for a change between "
+                          "two periods (both are then put in the later period's dollars).", 
+                          topic_suggestions(p, cat))
+        p.blocked.append(mt.span())
+        which = join_words(sorted(ends)) if ends else "the period's last year"
+        p.notes.append(f"“{p.tc[mt.start():mt.end()].strip()}”: the figures are in {which} dollars, as the Census "
+                       "Bureau publishes them for the period.")
 
 
 def find_level(p: Parse) -> None:

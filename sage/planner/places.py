@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Iterable, Sequence
 
 from ..text import overlaps
 from .catalog import (
@@ -31,6 +32,7 @@ from .vocabulary import (
     COMMON_ENGLISH,
     COMPARE,
     COUNTY_ALIASES,
+    COUNTY_GROUPS,
     DEMONYMS,
     DESC_WORDS,
     INFORMAL_REGION,
@@ -43,6 +45,7 @@ from .vocabulary import (
     WORDLIKE_ABBRS,
     geo_key,
     join_words,
+    mask,
 )
 
 
@@ -90,23 +93,20 @@ def find_places(p: Parse, cat: Catalog) -> None:
         elif code.islower() and not wordlike:
             _add_state(p, st, mt.span(), "abbr")
     _find_fuzzy_states(p, cat)
+    find_bare_counties(p, cat)
+    _informal_regions(p)
     resolve_ambiguous(p)
 
 
 def _find_regions(p: Parse, cat: Catalog) -> None:
     """Census regions and divisions ("New England", "the Midwest") are read as their states, with the definition
-    stated; a region with no single definition ("the Sun Belt", "Pacific Northwest") is declined rather than
-    silently dropped (the answer would be about every state)."""
+    stated; a region with no single definition ("the Sun Belt", "Pacific Northwest") is set aside for
+    :func:`_informal_regions`."""
     t = p.t
     for mt in INFORMAL_REGION.finditer(t):
         if not overlaps(mt.span(), p.blocked):
-            raise Decline(
-                f"“{p.tc[mt.start():mt.end()]}” is not a region with one agreed definition, and the data has no "
-                "region rows; name the states (or counties) you mean, or use a Census region or division "
-                "(Northeast, Midwest, South, West; New England, Pacific ...).",
-                ["Which 3 states have the highest poverty rate?",
-                 "Compare the unemployment rate of Washington, Oregon and Idaho",
-                 "Which New England state has the highest median household income for White householders?"])
+            p.informal.append(mt.span())
+            p.blocked.append(mt.span())
     for rx, name, codes in REGION_RES:
         for mt in rx.finditer(t):
             if overlaps(mt.span(), p.blocked):
@@ -117,6 +117,26 @@ def _find_regions(p: Parse, cat: Catalog) -> None:
                 p.places.append(Place("state", st, None, mt.span(), "region", p.tc[mt.start():mt.end()]))
             p.notes.append(f"“{p.tc[mt.start():mt.end()].strip()}” read as {name}: "
                            f"{', '.join(st.abbr for st in states)}.")
+
+
+def _informal_regions(p: Parse) -> None:
+    """A region with no single definition ("the Bay Area", "the Sun Belt") is declined (the answer would be about
+    somewhere else) unless the question lists its places itself: "the nine Bay Area counties (Alameda, ...,
+    California)", "the Twin Cities counties, Hennepin and Ramsey"."""
+    for span in p.informal:
+        text = p.tc[span[0]:span[1]]
+        listed = re.match(r"\s+(counties|states|parishes)\b", p.t[span[1]:]) and any(
+            pl.span[0] >= span[1] for pl in p.places)
+        if listed:
+            p.notes.append(f"“{text}” read as the places the question lists.")
+            continue
+        raise Decline(
+            f"“{text}” is not a region with one agreed definition, and the data has no "
+            "region rows; name the states (or counties) you mean, or use a Census region or division "
+            "(Northeast, Midwest, South, West; New England, Pacific ...).",
+            ["Which 3 states have the highest poverty rate?",
+             "Compare the unemployment rate of Washington, Oregon and Idaho",
+             "Which New England state has the highest median household income for White householders?"])
 
 
 def resolve_ambiguous(p: Parse) -> None:
@@ -169,6 +189,16 @@ def _find_counties(p: Parse, cat: Catalog) -> None:
             if c:
                 p.blocked.append(mt.span())
                 p.places.append(Place("county", c.state, c, mt.span(), "alias", p.tc[mt.start():mt.end()]))
+    for word, (names, fips, said) in COUNTY_GROUPS.items():
+        for mt in re.finditer(r"\b(the\s+)?" + re.escape(word) + r"\b", t):
+            if overlaps(mt.span(), p.blocked):
+                continue
+            members = [c for c in cat.counties_by_state.get(fips, []) if c.name in names]
+            p.blocked.append(mt.span())
+            for c in members:
+                p.places.append(Place("county", c.state, c, mt.span(), "alias", p.tc[mt.start():mt.end()]))
+            p.notes.append(f"“{p.tc[mt.start():mt.end()].strip()}” read as {said}: "
+                           f"{join_words([c.name for c in members])}.")
     _find_county_lists(p, cat)
     suffix_re = re.compile(r"\b(city and borough|census area|planning region|municipality|municipio|borough|"
                            r"parish|county|countys|cnty|cty|co|city)\b")
@@ -179,8 +209,9 @@ def _find_counties(p: Parse, cat: Catalog) -> None:
         if mt.group(1) == "co":
             # "Cook Co., IL": only right after a county name and before its state, else it is Colorado
             words = t[: mt.start()].rstrip().split(" ")
-            if not any(cat.county_index.get((" ".join(words[-k:]), "county")) for k in range(1, 4)
-                       if len(words) >= k) or not _qualified(p, cat, mt.end()):
+            co_hits = [c for k in range(1, 4) if len(words) >= k
+                       for c in cat.county_index.get((" ".join(words[-k:]), "county"), [])]
+            if not co_hits or not _qualified(p, cat, mt.end(), co_hits):
                 continue
         before = t[: mt.start()].rstrip()
         words = before.split(" ")
@@ -236,8 +267,8 @@ def _find_county_lists(p: Parse, cat: Catalog) -> None:
     one plural suffix.  Taken only when every name is a county (else "Texas and Oklahoma counties" is a
     level word with two states)."""
     t = p.t
-    for mt in re.finditer(r"\b(counties|parishes)\b", t):
-        suffix = "county" if mt.group(1) == "counties" else "parish"
+    for mt in re.finditer(r"\b(counties|countys|parishes)\b", t):
+        suffix = "county" if mt.group(1) in ("counties", "countys") else "parish"
         head = re.split(r"\b(?:in|of|for|between|compare|comparing|the|both)\b|[:;?]", t[: mt.start()])[-1]
         pieces = [x.strip() for x in re.split(r",\s*(?:and\s+|or\s+)?|\s+(?:and|or|vs|versus|&)\s+", head)
                   if x.strip()]
@@ -286,18 +317,51 @@ def _find_county_lists(p: Parse, cat: Catalog) -> None:
                            "that has all of them.")
 
 
-def _qualified(p: Parse, cat: Catalog, end: int) -> bool:
-    """Whether a state name or postal code follows position ``end`` ("Texas County, MO")."""
-    rest = p.t[end:]
-    mq = re.match(r"(\s*,\s*|\s*\(\s*|\s+in\s+|\s+)", rest)
+def state_after(p: Parse, cat: Catalog, end: int, hits: Sequence[County] = ()) -> tuple[State, tuple[int, int]] | None:
+    """The state named right after position ``end`` ("Wayne County, MI", "wayne county michigan", "(TX)",
+    "douglas co, nebrasksa"), with its span.
+
+    A lowercase postal code that is also a word ("mo", "in", "or") and a misspelled state name count only when
+    one of ``hits`` (the counties the name before could be) is in that state — then the state decides which
+    county, which is exactly what it is there for."""
+    t = p.t
+    rest = t[end:]
+    mq = re.match(r"(\s*,\s*|\s*\(\s*|\s+in\s+(the\s+state\s+of\s+)?|\s+of\s+|\s+)", rest)
     if not mq:
-        return False
+        return None
     pos = end + mq.end()
-    if cat.state_pattern.match(p.t, pos):
-        return True
-    ma = re.compile(r"([a-z]{2})(?![a-z0-9])").match(p.t, pos)
-    return bool(ma and ma.group(1).upper() in cat.state_by_abbr and (
-        p.tc[ma.start():ma.end()].isupper() or ma.group(1) not in WORDLIKE_ABBRS))
+    sep = mq.group(1)
+    in_hits = {c.state.fips for c in hits}
+    ms = cat.state_pattern.match(t, pos)
+    if ms:
+        return cat.state_by_key[ms.group(1)], (pos, ms.end())
+    ma = re.compile(r"([a-z]{2})(?![a-z0-9])").match(t, pos)
+    if ma and ma.group(1).upper() in cat.state_by_abbr and ma.group(1) != "us":
+        st = cat.state_by_abbr[ma.group(1).upper()]
+        raw = p.tc[ma.start():ma.end()]
+        if raw.isupper() or ma.group(1) not in WORDLIKE_ABBRS or "," in sep or "(" in sep or st.fips in in_hits:
+            return st, ma.span()
+    if re.match(r"(dc|d c|district of columbia)\b", t[pos:]):
+        mdc = re.match(r"(dc|d c|district of columbia)\b", t[pos:])
+        assert mdc is not None
+        return cat.state_by_abbr["DC"], (pos, pos + mdc.end())
+    # a misspelled state name, accepted only where one of the candidate counties lies
+    if in_hits:
+        words = re.match(r"([a-z]+)(?:\s+([a-z]+))?", t[pos:])
+        if words:
+            two = f"{words.group(1)} {words.group(2)}" if words.group(2) else None
+            for typed in (two, words.group(1)):
+                if typed is None or len(typed) < 4:
+                    continue
+                close = difflib.get_close_matches(typed, list(cat.state_by_key), n=1, cutoff=0.75)
+                if close and close[0][0] == typed[0] and cat.state_by_key[close[0]].fips in in_hits:
+                    return cat.state_by_key[close[0]], (pos, pos + len(typed))
+    return None
+
+
+def _qualified(p: Parse, cat: Catalog, end: int, hits: Sequence[County] = ()) -> bool:
+    """Whether a state name or postal code follows position ``end`` ("Texas County, MO")."""
+    return state_after(p, cat, end, hits) is not None
 
 
 def _fuzzy_county(words: list[str], suffix: str, cat: Catalog):
@@ -318,25 +382,8 @@ def _fuzzy_county(words: list[str], suffix: str, cat: Catalog):
 
 def _add_county(p: Parse, cat: Catalog, hits: list[County], span: tuple[int, int], how: str,
                 typed: str = "") -> None:
-    t = p.t
     # a state right after the county qualifies it: "Wayne County, MI", "wayne county michigan", "(TX)"
-    rest = t[span[1]:]
-    qual = None
-    mq = re.match(r"(\s*,\s*|\s*\(\s*|\s+in\s+(the\s+state\s+of\s+)?|\s+of\s+|\s+)", rest)
-    if mq:
-        pos = span[1] + mq.end()
-        ms = cat.state_pattern.match(t, pos)
-        if ms:
-            qual = (cat.state_by_key[ms.group(1)], (pos, ms.end()))
-        else:
-            ma = re.compile(r"([a-z]{2})(?![a-z0-9])").match(t, pos)
-            if ma and ma.group(1).upper() in cat.state_by_abbr and ma.group(1) != "us":
-                raw = p.tc[ma.start():ma.end()]
-                sep = mq.group(1)
-                if raw.isupper() or ma.group(1) not in WORDLIKE_ABBRS or "," in sep or "(" in sep:
-                    qual = (cat.state_by_abbr[ma.group(1).upper()], ma.span())
-        if qual is None and re.match(r"\s*,?\s*(dc|d c|district of columbia)\b", rest):
-            qual = (cat.state_by_abbr["DC"], (span[1], span[1] + len(rest) - len(rest.lstrip())))
+    qual = state_after(p, cat, span[1], hits)
     text = typed or p.tc[span[0]:span[1]]
     if qual is not None:
         st, qspan = qual
@@ -363,6 +410,176 @@ def _add_county(p: Parse, cat: Catalog, hits: list[County], span: tuple[int, int
     else:
         ordered = tuple(sorted(hits, key=lambda c: -c.population))
         p.places.append(Place("county", ordered[0].state, None, span, "ambiguous", text, candidates=ordered))
+
+
+#: what may sit between the items of a list of places
+_LIST_JOIN = re.compile(r"\s*(,\s*(and\s+|or\s+)?|\s(and|or|vs|versus|v|with|to|&|/)\s|\s*/\s*|\s*;\s*)\s*$")
+#: "counties, Hennepin and Ramsey", "urban counties — Harris, Dallas ...": a list of county names follows
+_COUNTY_CUE = re.compile(r"\b(counties|county|parishes|boroughs)\s*(,|:|\(|-|--|—|–)?\s*(namely\s+|i\s?e\s+|like\s+|"
+                         r"such as\s+|including\s+)?$")
+
+
+def find_bare_counties(p: Parse, cat: Catalog) -> None:
+    """County names written without "County" in a question that names their state: "Dallas vs Tarrant County
+    TX", "Cook and DuPage in Illinois", "kings and queens ny", "maricopa az", "Texas's big counties — Harris,
+    Dallas, Tarrant, Bexar and Travis".
+
+    A bare name is a county only where the question says so: a list of places it belongs to, or a "counties"
+    word right before the list — and then only a county of a state the question names.  A bare name right before
+    a state ("Austin, TX") is the way cities are written, so it is not read as a county.  Anything else stays an
+    unknown name (usually a city), which is declined, not guessed."""
+    states = {pl.state.fips: pl.state for pl in p.places if pl.level == "state"}
+    states.update({pl.state.fips: pl.state for pl in p.places if pl.level == "county" and pl.county is not None})
+    if not states:
+        _listed_without_state(p, cat)
+        return
+    t = p.t
+    tokens = [(m.group(0), m.span()) for m in re.finditer(r"[a-z]+", t)]
+    found: list[tuple[tuple[int, int], County]] = []
+    i = 0
+    while i < len(tokens):
+        hit = None
+        for k in (3, 2, 1):
+            group = tokens[i:i + k]
+            if len(group) < k:
+                continue
+            span = (group[0][1][0], group[-1][1][1])
+            if overlaps(span, p.blocked) or overlaps(span, [s for s, _ in found]):
+                continue
+            name = " ".join(w for w, _ in group)
+            if k == 1 and (name in KNOWN_WORDS or name in COMMON_ENGLISH and not _listed(t, span, p, found)
+                           or is_measure_word(name, cat) or len(name) < 3):
+                continue
+            cands = [c for st in states.values() for c in counties_named(name, cat, st)]
+            if not cands and len(name) >= 5 and k <= 2:
+                cands = _close_county(name, states.values(), cat)
+            if not cands:
+                continue
+            if len({c.state.fips for c in cands}) > 1:
+                continue  # the names exist in two of the states named: leave it to the unknown-name rules
+            # a bare name right before its state alone is not enough: "Austin, TX" is the city, not Austin County
+            after = state_after(p, cat, span[1], cands)
+            if _listed(t, span, p, found) or _COUNTY_CUE.search(t[: span[0]]):
+                # prefer the county over an independent city of the same name ("Baltimore" -> the county)
+                cands.sort(key=lambda c: (c.suffix != "county", -c.population))
+                hit = (span, cands[0], after)
+                break
+        if hit is None:
+            i += 1
+            continue
+        span, county, after = hit
+        found.append((span, county))
+        p.blocked.append(span)
+        text = p.tc[span[0]:span[1]]
+        p.places.append(Place("county", county.state, county, span, "bare", text))
+        if county.base != text.lower():
+            p.notes.append(f"“{text}” read as {county.label} (closest county name in {county.state.name}).")
+        else:
+            p.notes.append(f"“{text}” read as {county.label}.")
+        if after is not None and not overlaps(after[1], p.blocked):
+            p.blocked.append(after[1])
+        i += 1
+    if found:
+        _drop_qualifying_states(p, {c.state.fips for _, c in found})
+
+
+def _listed_without_state(p: Parse, cat: Catalog) -> None:
+    """"The Twin Cities counties, Hennepin and Ramsey": a list of bare names right after a "counties" word, in a
+    question that names no state, is read as counties when exactly one state has every one of them."""
+    masked = mask(p.t, p.blocked)
+    for cue in re.finditer(r"\b(counties|parishes)\s*(,|:|\(|-|--|—|–)?\s*", masked):
+        rest = masked[cue.end():]
+        mt = re.match(r"([a-z]+(?: [a-z]+){0,2})((?:\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or|&)\s+)"
+                      r"[a-z]+(?: [a-z]+){0,2})+", rest)
+        if not mt:
+            continue
+        pieces = [x.strip() for x in re.split(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or|&)\s+", mt.group(0)) if x.strip()]
+        found = []
+        for piece in pieces:
+            words = piece.split()
+            hits = next((counties_named(" ".join(words[:k]), cat) for k in range(len(words), 0, -1)
+                         if counties_named(" ".join(words[:k]), cat)), [])
+            if not hits:
+                break
+            found.append((piece, hits))
+        if len(found) != len(pieces) or len(found) < 2:
+            continue
+        common = set.intersection(*[{c.state.fips for c in hits} for _, hits in found])
+        if len(common) != 1:
+            continue
+        fips = common.pop()
+        start = cue.end()
+        typed = []
+        for piece, hits in found:
+            c = next(c for c in hits if c.state.fips == fips)
+            a = p.t.index(piece, start)
+            span = (a, a + len(piece))
+            start = span[1]
+            p.blocked.append(span)
+            p.places.append(Place("county", c.state, c, span, "rule", p.tc[span[0]:span[1]]))
+            typed.append(p.tc[span[0]:span[1]])
+        state = next(c.state for c in found[0][1] if c.state.fips == fips)
+        p.notes.append(f"{join_words(typed)} read as the counties of {state.name}, the only state that has all of "
+                       "them.")
+
+
+def _listed(t: str, span: tuple[int, int], p: Parse, found: Sequence[tuple[tuple[int, int], County]]) -> bool:
+    """Whether the name at ``span`` is an item of a list whose neighbour is a county ("Cook and DuPage",
+    "Dallas vs Tarrant County")."""
+    counties = [pl.span for pl in p.places if pl.level == "county"] + [s for s, _ in found]
+    before = t[: span[0]]
+    for a, b in counties:
+        if b <= span[0] and _LIST_JOIN.fullmatch(" " + t[b:span[0]]):
+            return True
+        if a >= span[1] and _LIST_JOIN.fullmatch(" " + t[span[1]:a]):
+            return True
+    # the next item is itself a bare name of a county of the same states ("wayne vs oakland vs macomb MI");
+    # a state is no list item ("Caddo, Louisiana" names one place, which may well be a city)
+    t = mask(t, p.blocked)
+    before = t[: span[0]]
+    nxt = re.match(r"(\s*(,\s*(and\s+|or\s+)?|\s(and|or|vs|versus|&)\s)\s*)([a-z]+(?: [a-z]+)?)", t[span[1]:])
+    prev = re.search(r"([a-z]+)(\s*(,\s*(and\s+|or\s+)?|\s(and|or|vs|versus|&)\s)\s*)$", before)
+    return bool(nxt or prev) and bool(_COUNTY_CUE.search(before) or re.search(
+        r"\b(counties|county|parishes)\b", t[span[1]:span[1] + 60]) or _qualified_list_end(p, span))
+
+
+def _qualified_list_end(p: Parse, span: tuple[int, int]) -> bool:
+    """A state closes the list the name belongs to ("wayne vs oakland vs macomb MI", "kings and queens ny")."""
+    sep = r"(\s*,\s*(and\s+|or\s+)?|\s(and|or|vs|versus|&)\s)\s*"
+    for pl in p.places:
+        if pl.level != "state" or pl.span[0] < span[1]:
+            continue
+        between = p.t[span[1]:pl.span[0]]
+        if re.fullmatch(rf"({sep}[a-z]+( [a-z]+){{0,2}}){{0,8}}\s*(,|\(|\bin\b|\bof\b)?\s*(the state of\s+)?", between):
+            return True
+    return False
+
+
+def _close_county(name: str, states: Iterable[State], cat: Catalog) -> list[County]:
+    """A misspelled bare name ("Seminol") among the counties of the states the question names."""
+    pool = {c.base: c for st in states for c in cat.counties_by_state.get(st.fips, [])}
+    close = difflib.get_close_matches(name, list(pool), n=1, cutoff=0.85)
+    return [pool[close[0]]] if close and close[0][0] == name[0] else []
+
+
+def _drop_qualifying_states(p: Parse, fips: set[str]) -> None:
+    """A state named only to say where the counties are ("Cook and DuPage in Illinois", "maricopa az",
+    "Texas's big five counties — Harris, ...") is not a place of its own; one compared with them stays
+    ("Harris County vs Texas")."""
+    keep = []
+    for pl in p.places:
+        if pl.level == "state" and pl.state.fips in fips:
+            before = p.t[max(0, pl.span[0] - 25):pl.span[0]]
+            after = p.t[pl.span[1]:pl.span[1] + 25]
+            compared = re.search(r"\b(vs|versus|compared? (to|with)|against|than|and|or|with)\s+(the\s+)?"
+                                 r"(state\s+of\s+)?$",
+                                 before) and not re.search(r"\b(counties|county)\b", after[:12])
+            if compared or re.match(r"\s+(as a whole|overall|statewide|itself)\b", after):
+                keep.append(pl)
+                continue
+            continue
+        keep.append(pl)
+    p.places = keep
 
 
 def _find_fuzzy_states(p: Parse, cat: Catalog) -> None:
@@ -437,6 +654,8 @@ def find_unknown_places(p: Parse, cat: Catalog) -> None:
             if len(group) == k and not any(overlaps(sp, p.blocked) for _, sp in group):
                 name = " ".join(w for w, _ in group)
                 hyph = _hyphenated_county(p, counties_named(name.lower(), cat), name)
+                if hyph is None and name.endswith("s"):  # "Miami-Dade's" (the apostrophe is gone)
+                    hyph = _hyphenated_county(p, counties_named(name[:-1].lower(), cat), name[:-1])
                 if hyph is not None:
                     break
         if hyph is not None:
@@ -454,7 +673,10 @@ def find_unknown_places(p: Parse, cat: Catalog) -> None:
             pl.level == "state" and pl.span[0] == nxt_span[0] for pl in p.places)
         if before_state and i == 0 and word[0].isupper() and counties_named(low, cat):
             capital = True  # "Juneau, Alaska: ...": the first word names a place as much as any other
-        if before_state and nxt_span is not None and (capital or prev in STOP_BEFORE_PLACE):
+        # "maricopa az": a lowercase name right before a state that is a county name there is a place too
+        named_there = before_state and nxt_span is not None and bool(counties_named(low, cat, next(
+            pl.state for pl in p.places if pl.span[0] == nxt_span[0])))
+        if before_state and nxt_span is not None and (capital or prev in STOP_BEFORE_PLACE or named_there):
             st = next(pl.state for pl in p.places if pl.span[0] == nxt_span[0])
             same = counties_named(low, cat, st)
             one = _consolidated(same)

@@ -10,6 +10,7 @@ from ..census.semantic import Measure
 from ..text import overlaps
 from .catalog import Catalog
 from .declines import Decline, topic_suggestions
+from .frame import Condition
 from .measures import implied_measure
 from .parsed import Parse, Threshold
 from .vocabulary import (
@@ -76,6 +77,15 @@ def find_thresholds(p: Parse, cat: Catalog) -> None:
 
 def _bind_threshold(p: Parse, cat: Catalog, th: Threshold) -> None:
     strong = p.strong()
+    # "more than 300,000 people enrolled in grad school": the people are the count named right after the noun
+    if th.noun and th.unit != "percent":
+        follow = [x for x in strong if x.measure.unit == "count" and x.measure.name != "population"
+                  and 0 <= x.start - th.span[1] <= 30 and not re.search(
+                      r"\b(have|has|had|with|where|and|but|than|are|is|were|was|who have|that have)\b",
+                      p.t[th.span[1]:x.start])]
+        if follow:
+            th.measure = follow[0].measure
+            return
     noun_measure = NOUN_MEASURE.get(th.noun)
     if noun_measure and th.unit != "percent":
         m = next((x.measure for x in strong if x.measure.name == noun_measure), None) or cat.measure(noun_measure)
@@ -192,7 +202,7 @@ def threshold_from(mt: re.Match, kind: str) -> Threshold | None:
     return Threshold(op, value, None, unit, mt.span(), mt.group(0), noun=(g.get("noun") or "").strip())
 
 
-def describe_threshold(th: Threshold) -> str:
+def describe_threshold(th: Threshold | Condition) -> str:
     unit = th.measure.unit if th.measure else th.unit
     def f(v):
         if unit == "percent":
@@ -201,6 +211,9 @@ def describe_threshold(th: Threshold) -> str:
             return f"${_fmt_num(v)}"
         return _fmt_num(v)
     words = {">": "greater than", ">=": "at least", "<": "less than", "<=": "at most"}
+    other = getattr(th, "other", None)
+    if other is not None:
+        return f"{words[th.op]} its own {nice_name(other)} (both from the same table, same people counted)"
     if th.ref is not None:
         assert th.measure is not None  # a threshold against a place is bound to its measure when it is read
         return f"{words[th.op]} that of {th.ref.label} (its own {nice_name(th.measure)} from the same table)"
@@ -213,3 +226,7 @@ def _fmt_num(value: float) -> str:
     if float(value).is_integer():
         return f"{int(value):,}"
     return f"{value:,.2f}".rstrip("0").rstrip(".")
+
+
+#: a frame's condition reads like the threshold it came from
+describe_condition = describe_threshold

@@ -70,6 +70,12 @@ COUNTY_ALIASES = {
     "sf": ("San Francisco County", "06"), "san fran": ("San Francisco County", "06"),
 }
 
+#: names of groups of counties: New York City's five boroughs are its five counties
+COUNTY_GROUPS = {
+    "five boroughs": (("New York County", "Kings County", "Queens County", "Bronx County", "Richmond County"), "36",
+                      "New York City's five boroughs"),
+}
+
 SUB_STATE = re.compile(
     r"\b(zip ?codes?|zips?|zcta\w*|postal codes?|census tracts?|tracts?|block groups?|neighbou?rhoods?|"
     r"metro\w*|msas?|cbsas?|congressional districts?|school districts?|towns?|townships?|villages?|"
@@ -125,20 +131,17 @@ NATIONAL = re.compile(
     r"the us overall|us total|"
     r"total us|us overall|us wide)\b")
 FIFTY = re.compile(r"\b(50|fifty) states\b")
-EXCL_DC = re.compile(r"\b(excluding|except|without|not counting|leaving out|exclude|minus) (the )?"
-                     r"(dc|district of columbia|washington dc)\b")
-EXCL_PR = re.compile(r"\b(excluding|except|without|not counting|leaving out|exclude|minus) (the )?(pr|puerto rico)\b")
-INCL_PR = re.compile(r"\b(including|include|with|plus) (the )?(pr|puerto rico)\b")
 
 LEVEL_PLURAL = re.compile(r"\b(states|counties|parishes|boroughs|county equivalents|municipios|census areas|"
-                          r"planning regions|independent cities)\b")
+                          r"planning regions|independent cities|countys|counites|conties|couties|cnties|countes|"
+                          r"countis|countries in)\b")
 LEVEL_SINGULAR = re.compile(r"\b(state|county|parish|borough|county equivalent|municipio|census area|"
                             r"planning region|independent city)\b")
 #: independent cities are county-equivalents (Virginia's, Baltimore, St. Louis, Carson City), not places
 INDEPENDENT_CITY = re.compile(r"\bindependent cit(y|ies)\b")
 SET_CUE = re.compile(
     r"\b(which|what|each|every|per|by|all|any|list|rank|ranking|ranked|show|among|across|compare)\s+"
-    r"(of the\s+|the\s+)?(\d+\s+|[a-z]+\s+){0,3}?(state|county|parish|states|counties|parishes|boroughs?|"
+    r"(of the\s+|the\s+)?(\d+\s+|[a-z]+\s+){0,3}?(state|county|parish|states|counties|countys|parishes|boroughs?|"
     r"census areas?|municipios?|county equivalents?|planning regions?)\b")
 THAN_PLACE = re.compile(r"\b(more|higher|greater|larger|bigger|less|lower|fewer|smaller)\s+(\w+\s+){0,5}?than\s+"
                         r"(that of\s+|those of\s+|in\s+|for\s+|of\s+)?")
@@ -147,7 +150,7 @@ SET_WORDS = frozenset("which what each every any a an the one per top bottom all
 PER_STATE = re.compile(r"\b(in|within|for|of|across) (each|every) state\b|\bper state\b|\bby state\b|"
                        r"\beach states?\b|\bstate by state\b")
 BY_LEVEL = re.compile(r"\b(by|per|each|every|for each|for every|for all|all|across|of all)\s+(the\s+)?(\d+\s+)?"
-                      r"(states?|counties|county|parishes|parish)\b")
+                      r"(states?|counties|countys|county|parishes|parish)\b")
 
 DESC_WORDS = re.compile(
     r"\b(top|highest|most|largest|biggest|greatest|richest|wealthiest|oldest|priciest|leading|maximum|max|"
@@ -260,9 +263,9 @@ _NUM = (r"(?P<cur>\$\s*)?(?P<num>\d+(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+|" 
         r"(?![a-z0-9])(?:\s*(?P<pct>%|percent|per cent|pct|percentage points))?(?:\s+(?P<noun>people|residents|"
         r"persons|inhabitants|population|folks|households|housing units|homes|houses))?")
 _GT = (r"more than|greater than|over|above|exceeding|exceeds|exceed|higher than|larger than|bigger than|"
-       r"in excess of|upwards of|>")
+       r"in excess of|upwards of|north of|topping|tops|>")
 _GE = r"at least|no less than|not less than|a minimum of|minimum of|>=|≥"
-_LT = r"less than|fewer than|under|below|lower than|smaller than|beneath|<"
+_LT = r"less than|fewer than|under|below|lower than|smaller than|beneath|south of|shy of|<"
 _LE = r"at most|no more than|not more than|a maximum of|maximum of|up to|<=|≤"
 _POST_GE = r"or more|or higher|or greater|or above|or over|and up|and above|and over|plus|\+"
 _POST_LE = r"or less|or fewer|or lower|or below|or under|and under|and below"
@@ -310,7 +313,8 @@ N_RES = [
     re.compile(r"\b(top|bottom|first|last|best|worst)\s+(?P<n>\d{1,3}|" + NUM_WORD_RE + r")\b"),
     re.compile(r"\b(which|what|the|name|list|show|give me|find)\s+(?P<n>\d{1,3}|" + NUM_WORD_RE
                + r")\b(?!\s*(%|percent|k\b|thousand|million))"),
-    re.compile(r"\b(?P<n>\d{1,3}|" + NUM_WORD_RE + r")\s+(\w+\s+){0,3}?(states|counties|parishes|boroughs|places)\b"),
+    re.compile(r"\b(?P<n>\d{1,3}|" + NUM_WORD_RE
+               + r")\s+(\w+\s+){0,3}?(states|counties|countys|parishes|boroughs|places)\b"),
     re.compile(r"\b(?P<n>\d{1,3}|" + NUM_WORD_RE + r")\s+(highest|lowest|most|least|largest|smallest|biggest|"
                r"richest|poorest|oldest|youngest)\b"),
     # "lowest 5 median rents", "highest ten poverty rates": the number after the superlative
@@ -343,10 +347,11 @@ def parse_number(num: str | None, mult: str | None) -> float | None:
 #: “which state has the most counties”, “counties per state”, “number of counties in each state”
 COUNTIES_PER_STATE = re.compile(
     r"\bstates?\b[^.?]*\b(most|fewest|least|largest number of|greatest number of|highest number of|"
-    r"smallest number of|lowest number of)\s+(counties|parishes|county equivalents)\b"
-    r"|\b(counties|county equivalents) (per|in each|in every|by) state\b"
-    r"|\bhow many counties (does|do) (each|every) state\b"
-    r"|\bstates? (ranked |sorted |ordered )?by (the )?(number|count) of (counties|parishes|county equivalents)\b"
+    r"smallest number of|lowest number of)\s+(counties|countys|parishes|county equivalents)\b"
+    r"|\b(counties|countys|county equivalents) (per|in each|in every|by) state\b"
+    r"|\bhow many (?:counties|countys) (does|do) (each|every) state\b"
+    r"|\bstates? (ranked |sorted |ordered )?by (the )?(number|count) of "
+    r"(counties|countys|parishes|county equivalents)\b"
 )
 
 #: a set of places added up: “total population of Texas counties over 1 million”, “how many people live in …”
@@ -397,8 +402,8 @@ REGION_RES = [(re.compile(r"\b(" + rx + r")\b"), name, codes) for rx, name, code
 INFORMAL_REGION = re.compile(
     r"\b(pacific northwest|northwest|south ?west|south ?east|deep south|sun ?belt|rust ?belt|bible belt|"
     r"corn belt|black belt|great plains|plains states|great lakes|appalachia\w*|mountain west|east coast|"
-    r"gulf coast|gulf states|tri ?state area|bay area|new york metro|dmv area|heartland|lower 48|"
-    r"contiguous (us|united states|states)|continental (us|united states)|upper midwest|border states|"
+    r"gulf coast|gulf states|tri ?state area|bay area|twin cities|new york metro|dmv area|heartland|"
+    r"upper midwest|border states|"
     r"sand states|dixie|four corners|the coasts|coastal states|swing states|battleground states|"
     r"red states|blue states|southern california|northern california|central valley|inland empire|"
     r"upstate|downstate|panhandle)\b")
