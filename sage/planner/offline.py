@@ -41,8 +41,8 @@ from .catalog import Catalog, load_catalog
 from .compile import compile_query
 from .declines import Decline, generic_suggestions
 from .explain import describe, explain
-from .frame import Query
 from .followup import is_followup, read_followup
+from .frame import Query
 from .intent import build_query
 from .parser import parse_question
 
