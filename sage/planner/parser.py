@@ -11,11 +11,12 @@ from ..census.mentions import Mention
 from ..census.semantic import load_gaps
 from ..text import normalize, overlaps
 from ..types import Chunk
+from .bare_names import find_unknown_places
 from .catalog import Catalog
 from .declines import Decline, place_suggestions, topic_suggestions
 from .measures import find_measures
 from .parsed import Parse, Place
-from .places import find_places, find_unknown_places, resolve_ambiguous
+from .places import find_places, resolve_ambiguous
 from .scope import read_scope
 from .thresholds import find_thresholds
 from .vocabulary import (
