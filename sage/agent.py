@@ -15,7 +15,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from . import db, execute, guard, querylog
+from . import db, execute, guard, querylog, significance
 from .answer import Answer
 from .census.codes import ACS_VARIABLE
 from .errors import (
@@ -193,6 +193,7 @@ def _loop(answer: Answer, planner: Planner, settings: Settings, progress: StageP
         timings["execute"] += _ms(t)
         answer.error = None
         answer.variables = _variables(settings, guarded.sql)
+        _assess(answer, plan)
         return
     last = answer.attempts[-1].error if answer.attempts else "no plan"
     answer.error = PlanningError(
@@ -200,6 +201,17 @@ def _loop(answer: Answer, planner: Planner, settings: Settings, progress: StageP
         "Try rephrasing the question, or edit the SQL below and run it again.",
         kind=ErrorKind.ATTEMPTS_EXHAUSTED,
     )
+
+
+def _assess(answer: Answer, plan: Plan) -> None:
+    """Which differences the answer shows are significant (computed here, from the rows, for either planner)."""
+    result = answer.result
+    if result is None or plan.compare is None:
+        return
+    earlier, later = (plan.periods + ("", ""))[:2] if len(plan.periods) == 2 else ("", "")
+    found = significance.assess(result.columns, result.rows, plan.compare, later=later, earlier=earlier)
+    answer.significance = list(found.items)
+    answer.significance_note = found.note
 
 
 def _take_plan(answer: Answer, plan: Plan) -> None:

@@ -53,6 +53,10 @@ class Answer:
     #: the question read on its own (a follow-up's "Read as"), and the offline planner's frame of it
     standalone: str = ""
     frame: dict[str, Any] | None = None
+    #: which differences are statistically significant at 90% (computed by sage from the rows, never by a model;
+    #: ``ask --json``'s ``"significance"``), and a sentence on what could not be tested
+    significance: list[dict[str, Any]] = field(default_factory=list)
+    significance_note: str | None = None
     suggestions: list[str] = field(default_factory=list)
     usage: dict[str, Any] = field(default_factory=dict)
     model: str | None = None
@@ -127,7 +131,12 @@ class Answer:
             timings_ms=self.timings_ms,
             vintages=self.vintages,
             usage=self.usage,
+            significance=self.significance,
         )
+        if self.significance_note:
+            base["significance_note"] = self.significance_note
+        if self.standalone:
+            base["read_as"] = self.standalone
         return base
 
 

@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
 from itertools import combinations
 from typing import Any
 
@@ -204,7 +206,70 @@ def missing_margins_sentence(labels: Sequence[str], total: int | None = None) ->
             "for comparisons involving them.")
 
 
+@dataclass(frozen=True)
+class Assessment:
+    """What an answer says about significance: the tested pairs (``ask --json``'s ``"significance"``) and a
+    sentence for what could not be tested (missing margins) or how the pairs were chosen."""
+
+    items: tuple[dict[str, Any], ...] = ()
+    note: str | None = None
+
+
+def _numeric(rows: Sequence[Sequence[Any]], j: int) -> bool:
+    values = [r[j] for r in rows if r[j] is not None]
+    return bool(values) and all(isinstance(v, (int, float, Decimal)) and not isinstance(v, bool) for v in values)
+
+
+def assess(columns: Sequence[str], rows: Sequence[Sequence[Any]], kind: str | None, *, later: str = "",
+           earlier: str = "", level: float = 0.9) -> Assessment:
+    """The significance of what a result compares: ``kind`` ``"places"`` tests the rows against one another on
+    each value that has (or should have) a margin; ``"change"`` tests each row's ``change`` (``change_moe``);
+    None tests nothing.  Label columns are the non-numeric ones.  Never raises on an unexpected result shape: it
+    then says nothing rather than something wrong."""
+    if kind is None or len(rows) < 1:
+        return Assessment()
+    cols = list(columns)
+    labels = [c for j, c in enumerate(cols) if not _numeric(rows, j) and not c.endswith(MOE_SUFFIX)
+              and c not in ("geo_id", "fips")]
+    if not labels:
+        return Assessment()
+    try:
+        if kind == "change":
+            change_cols = [c for c in cols if (c == "change" or c.startswith("change_")) and not c.endswith(MOE_SUFFIX)]
+            if not change_cols:
+                return Assessment()
+            items: list[dict[str, Any]] = []
+            missing: list[str] = []
+            for c in change_cols:
+                found = changes(cols, rows, labels, c, later=later or "later period",
+                                earlier=earlier or "earlier period", level=level)
+                items += [dict(x.to_dict(), measure=c) if len(change_cols) > 1 else x.to_dict() for x in found]
+                missing += missing_margins(cols, rows, labels, c)
+            return Assessment(tuple(items), missing_margins_sentence(sorted(set(missing)), len(rows)))
+        if len(rows) < 2:
+            return Assessment()
+        values = [c for j, c in enumerate(cols) if c not in labels and not c.endswith(MOE_SUFFIX)
+                  and c not in ("geo_id",) and _numeric(rows, j)]
+        with_margin = [c for c in values if moe_column(c) in cols]
+        tested = with_margin or values[:1]
+        items = []
+        notes: list[str] = []
+        for c in tested:
+            found = pairwise(cols, rows, labels, c, level=level)
+            items += [dict(x.to_dict(), measure=c) if len(tested) > 1 else x.to_dict() for x in found]
+            if found.note:
+                notes.append(found.note)
+            sentence = missing_margins_sentence(missing_margins(cols, rows, labels, c), len(rows))
+            if sentence:
+                notes.append(sentence)
+        return Assessment(tuple(items), " ".join(dict.fromkeys(notes)) or None)
+    except (KeyError, ValueError, TypeError):
+        return Assessment()
+
+
 __all__ = [
+    "Assessment",
+    "assess",
     "Comparisons",
     "MAX_PAIRWISE_ROWS",
     "changes",

@@ -31,6 +31,8 @@ class Compiled:
     sql: str
     display_hint: DisplayHint
     margins: bool = False
+    #: what the result compares, for the significance tests (:attr:`sage.planner.base.Plan.compare`)
+    compare: str | None = None
 
 
 @dataclass
@@ -271,7 +273,7 @@ def _value(q: Query, margins: bool, ids: bool = False) -> Compiled:
         hint = "big" if len(measures) == 1 else "statrow"
     else:
         hint = "bar" if len(measures) == 1 else ("grouped" if len(measures) == 2 else "table")
-    return Compiled(sel.sql(), q.display or hint, has_moe)
+    return Compiled(sel.sql(), q.display or hint, has_moe, compare=None if single else "places")
 
 
 def _per_n(q: Query) -> Compiled:
@@ -302,7 +304,7 @@ def _with_us(q: Query) -> Compiled:
                                                           codes], group=group_columns(level))
     us = Select(us_head + exprs, where=["g.level = 'state'", "g.state_abbr <> 'PR'", codes])
     hint: DisplayHint = "bar" if len(q.measures) == 1 else ("grouped" if len(q.measures) == 2 else "table")
-    return Compiled(f"{places.sql()} UNION ALL {us.sql()}", q.display or hint)
+    return Compiled(f"{places.sql()} UNION ALL {us.sql()}", q.display or hint, compare="places")
 
 
 def _set(q: Query, margins: bool, ids: bool = False) -> Compiled:

@@ -100,7 +100,8 @@ class OfflinePlanner:
         if retried:
             assumptions.append("Retried without the margin-of-error and map columns after an error.")
         return Plan(sql=compiled.sql, assumptions=assumptions, display_hint=compiled.display_hint,
-                    planner=self.name, standalone=standalone, frame=query.to_dict())
+                    planner=self.name, standalone=standalone, frame=query.to_dict(), compare=compiled.compare,
+                    periods=query.periods)
 
     def _decline(self, reason: str, suggestions: Sequence[str], assumptions: Sequence[str] = (), *,
                  kind: str = "declined", fetch: dict | None = None) -> Plan:
