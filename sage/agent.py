@@ -101,12 +101,20 @@ def ask(
     progress: StageProgress | None = None,
     record: bool = True,
     context: Sequence[PriorTurn] = (),
+    parent_id: int | None = None,
 ) -> Answer:
-    """Answer one question.  Never raises a :class:`SageError`: it ends up in ``Answer.error``."""
+    """Answer one question.  Never raises a :class:`SageError`: it ends up in ``Answer.error``.
+
+    ``context`` holds the earlier turns of the conversation, oldest first (the planner decides whether the
+    question follows them; only the last :data:`~sage.querylog.MAX_THREAD` are passed on); ``parent_id`` is the
+    logged answer it follows, kept in the query log so the conversation can be picked up again.
+    """
     progress = progress or (lambda *a: None)
     started = time.perf_counter()
     timings = {"retrieve": 0.0, "plan": 0.0, "guard": 0.0, "execute": 0.0}
-    answer = Answer(question=question if isinstance(question, str) else repr(question), planner="", timings_ms=timings)
+    answer = Answer(question=question if isinstance(question, str) else repr(question), planner="", timings_ms=timings,
+                    parent_id=parent_id)
+    context = list(context)[-querylog.MAX_THREAD:]
     try:
         text = validate_question(question, settings)
         answer.question = text

@@ -112,11 +112,26 @@ def cmd_status(args) -> int:
     return 0
 
 
+def _usage_error(args, kind: str, message: str) -> int:
+    """A mistake in the command line itself (an id that does not exist): exit 2, like argparse's own errors."""
+    if getattr(args, "json", False):
+        _print_json({"error": {"kind": kind, "message": message}})
+    print(f"error: {message}", file=sys.stderr)
+    return 2
+
+
 def cmd_ask(args) -> int:
+    from . import querylog
     from .agent import ask
 
     settings = _settings(args)
-    answer = ask(args.question, settings, planner=args.planner)
+    context = []
+    if args.after is not None:
+        context = querylog.thread(settings, args.after)
+        if not context:
+            return _usage_error(args, "not_found", f"There is no logged answer {args.after} to follow: --after takes "
+                                "the \"id\" of an earlier `ask --json` answer (or a number from the History page).")
+    answer = ask(args.question, settings, planner=args.planner, context=context, parent_id=args.after)
     data = answer.to_dict()
     if args.json:
         _print_json(data)
@@ -134,6 +149,8 @@ def _print_answer(answer: Answer) -> None:
             print(f"  - {a}", file=sys.stderr)
         for s in answer.suggestions:
             print(f"  try: {s}", file=sys.stderr)
+        if answer.id is not None:
+            print(f"  [id {answer.id}]", file=sys.stderr)
         return
     print(answer.sql)
     print()
@@ -147,7 +164,8 @@ def _print_answer(answer: Answer) -> None:
     for a in answer.assumptions:
         print(f"- {a}")
     tries = f"{answer.tries} tr{'y' if answer.tries == 1 else 'ies'}"
-    print(f"[{answer.planner}, {tries}, {answer.timings_ms.get('total', 0):.0f} ms]")
+    logged = f", id {answer.id}" if answer.id is not None else ""
+    print(f"[{answer.planner}, {tries}, {answer.timings_ms.get('total', 0):.0f} ms{logged}]")
 
 
 def _fmt(v) -> str:
@@ -179,7 +197,7 @@ def cmd_run_sql(args) -> int:
 
     answer = run_sql(_read_sql(args.sql), _settings(args))
     data = answer.to_dict()
-    for k in ("question", "planner"):
+    for k in ("question", "planner", "parent_id", "standalone"):
         data.pop(k, None)
     if args.json:
         _print_json(data)
@@ -275,6 +293,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp = add("ask", cmd_ask, "answer a question")
     sp.add_argument("question")
     sp.add_argument("--planner", choices=["auto", "claude", "offline"])
+    sp.add_argument("--after", type=int, metavar="ID",
+                    help="ask it as a follow-up of logged answer ID (the \"id\" of an earlier `ask --json` answer)")
     sp = add("check-sql", cmd_check_sql, "run the SQL guard alone (SQL '-' reads stdin)")
     sp.add_argument("sql")
     sp = add("run-sql", cmd_run_sql, "guard and run SQL as the read-only role (SQL '-' reads stdin)")
