@@ -50,7 +50,7 @@ CREATE TABLE IF NOT EXISTS sage.verified_answers (
 );
 CREATE TABLE IF NOT EXISTS sage.feedback (
     id          bigserial PRIMARY KEY,
-    question_id bigint REFERENCES sage.questions (id) ON DELETE CASCADE,
+    question_id bigint UNIQUE REFERENCES sage.questions (id) ON DELETE CASCADE,
     rating      text NOT NULL CHECK (rating IN ('up', 'down')),
     reason      text,
     question    text NOT NULL,
