@@ -264,10 +264,6 @@ def _from_library(answer: Answer, settings: Settings, progress: StageProgress, t
         answer.notices.append(f"Verified answer: the SQL a user marked right for “{entry.question}”, run again now "
                               "through the guard.")
         answer.variables = _variables(settings, guarded.sql)
-        try:
-            verified.served(settings, entry.id)
-        except SageError as exc:
-            log.warning("could not count the verified answer as served: %s", exc)
         return True
     return False
 

@@ -60,7 +60,7 @@ EXAMPLE_FLOOR = 0.45
 _CANDIDATES = 5
 
 _COLUMNS = ("id", "question_id", "question", "standalone", "sql", "display_hint", "assumptions", "frame", "planner",
-            "created_at", "served", "last_served_at", "invalid_reason", "invalidated_at")
+            "created_at", "invalid_reason", "invalidated_at")
 
 
 @dataclass(frozen=True)
@@ -77,18 +77,18 @@ class VerifiedAnswer:
     frame: dict[str, Any] | None
     planner: str
     created_at: datetime
-    served: int = 0
-    last_served_at: datetime | None = None
     invalid_reason: str | None = None
     invalidated_at: datetime | None = None
     similarity: float | None = None
+    #: how many logged answers it served (``sage.questions.verified_id``; :func:`listing` counts them)
+    served: int = 0
 
     @property
     def valid(self) -> bool:
         return self.invalidated_at is None
 
     def to_dict(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in (*_COLUMNS, "similarity")}
+        return {name: getattr(self, name) for name in (*_COLUMNS, "similarity", "served")}
 
 
 @dataclass(frozen=True)
@@ -103,13 +103,13 @@ class Reading:
     sql: str = ""
 
 
-def _entry(row: Sequence[Any], similarity: float | None = None) -> VerifiedAnswer:
+def _entry(row: Sequence[Any], similarity: float | None = None, served: int = 0) -> VerifiedAnswer:
     values = dict(zip(_COLUMNS, row, strict=True))
     for name in ("assumptions", "frame"):
         if isinstance(values[name], str):
             values[name] = json.loads(values[name])
     values["assumptions"] = [str(a) for a in values["assumptions"] or []]
-    return VerifiedAnswer(**values, similarity=similarity)
+    return VerifiedAnswer(**values, similarity=similarity, served=served)
 
 
 def _vector(values: Sequence[float]) -> str:
@@ -210,14 +210,6 @@ def remove(settings: Settings, question_id: int) -> bool:
         return cur.rowcount > 0
 
 
-def get(settings: Settings, verified_id: int) -> VerifiedAnswer | None:
-    querylog.ensure_tables(settings)
-    with db.owner(settings) as conn:
-        row = conn.execute(f"SELECT {', '.join(_COLUMNS)} FROM sage.verified_answers WHERE id = %s",
-                           (verified_id,)).fetchone()
-    return _entry(row) if row else None
-
-
 def of_question(settings: Settings, question_id: int) -> VerifiedAnswer | None:
     """The library entry made from logged answer ``question_id``, if there is one."""
     querylog.ensure_tables(settings)
@@ -228,13 +220,17 @@ def of_question(settings: Settings, question_id: int) -> VerifiedAnswer | None:
 
 
 def listing(settings: Settings, *, invalid_only: bool = False, limit: int = 200) -> list[VerifiedAnswer]:
-    """The library, newest first (only the flagged entries with ``invalid_only``)."""
+    """The library, newest first (only the flagged entries with ``invalid_only``), each with how many logged
+    answers it served."""
     querylog.ensure_tables(settings)
-    where = " WHERE invalidated_at IS NOT NULL" if invalid_only else ""
+    where = " WHERE v.invalidated_at IS NOT NULL" if invalid_only else ""
+    columns = ", ".join(f"v.{c}" for c in _COLUMNS)
     with db.owner(settings) as conn:
-        rows = conn.execute(f"SELECT {', '.join(_COLUMNS)} FROM sage.verified_answers{where} "
-                            "ORDER BY created_at DESC, id DESC LIMIT %s", (limit,)).fetchall()
-    return [_entry(r) for r in rows]
+        rows = conn.execute(
+            f"""SELECT {columns}, (SELECT count(*) FROM sage.questions q WHERE q.verified_id = v.id)
+                FROM sage.verified_answers v{where} ORDER BY v.created_at DESC, v.id DESC LIMIT %s""",
+            (limit,)).fetchall()
+    return [_entry(r[:-1], served=int(r[-1])) for r in rows]
 
 
 def invalidate(settings: Settings, verified_id: int, reason: str) -> None:
@@ -244,26 +240,20 @@ def invalidate(settings: Settings, verified_id: int, reason: str) -> None:
                      (reason[:500], verified_id))
 
 
-def served(settings: Settings, verified_id: int) -> None:
-    with db.owner(settings) as conn:
-        conn.execute("UPDATE sage.verified_answers SET served = served + 1, last_served_at = now() WHERE id = %s",
-                     (verified_id,))
-
-
 # ---------------------------------------------------------------------------------------------------------------
 # finding
 
 
 def closest(settings: Settings, text: str, *, limit: int = _CANDIDATES, floor: float = 0.0,
-            conn: psycopg.Connection | None = None) -> list[VerifiedAnswer]:
+            conn: psycopg.Connection | None = None, known_not_empty: bool = False) -> list[VerifiedAnswer]:
     """The valid entries embedded with this database's model, most similar to ``text`` first, at least ``floor``."""
     provider = get_provider(settings)
     querylog.ensure_tables(settings)
     if conn is None:
         with db.owner(settings) as own:
-            return closest(settings, text, limit=limit, floor=floor, conn=own)
-    if not _any_valid(conn, provider.name):
-        return []
+            return closest(settings, text, limit=limit, floor=floor, conn=own, known_not_empty=known_not_empty)
+    if not known_not_empty and not _any_valid(conn, provider.name):
+        return []  # no embedding needed
     vector = _vector(provider.embed([text])[0])
     rows = conn.execute(
         f"""SELECT {', '.join(_COLUMNS)}, 1 - (embedding <=> %(v)s::vector) AS similarity
@@ -280,13 +270,6 @@ def _any_valid(conn: psycopg.Connection, model: str) -> bool:
     row = conn.execute("SELECT EXISTS (SELECT 1 FROM sage.verified_answers WHERE invalidated_at IS NULL "
                        "AND model = %s)", (model,)).fetchone()
     return bool(row and row[0])
-
-
-def has_entries(settings: Settings) -> bool:
-    """Whether the library holds a valid entry for this database's embedding model (one cheap query)."""
-    querylog.ensure_tables(settings)
-    with db.owner(settings) as conn:
-        return _any_valid(conn, get_provider(settings).name)
 
 
 def examples(settings: Settings, question: str) -> list[VerifiedAnswer]:
@@ -320,7 +303,8 @@ def matches(settings: Settings, question: str, chunks: Sequence[Chunk] = (),
             return [], None
         reading = read(settings, question, chunks, context)
         text = reading.standalone if reading.followup else question
-        found = [v for v in closest(settings, text, conn=conn) if (v.similarity or 0.0) >= THRESHOLD]
+        found = [v for v in closest(settings, text, conn=conn, known_not_empty=True)
+                 if (v.similarity or 0.0) >= THRESHOLD]
     return [v for v in found if same_question(reading, question, v)], reading
 
 
@@ -371,5 +355,5 @@ def meaning(frame: dict[str, Any]) -> dict[str, Any]:
 
 
 __all__ = ["EXAMPLE_FLOOR", "MAX_EXAMPLES", "THRESHOLD", "NotFoundError", "Reading", "VerifiedAnswer", "add",
-           "closest", "examples", "get", "has_entries", "invalidate", "listing", "matches", "meaning", "of_question",
-           "read", "remove", "same_question", "served"]
+           "closest", "examples", "invalidate", "listing", "matches", "meaning", "of_question", "read", "remove",
+           "same_question"]

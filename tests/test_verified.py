@@ -56,9 +56,9 @@ def _ask(settings, question, **kw):
 
 
 def _entry(settings, verified_id):
-    with db.owner(settings) as conn:
-        return conn.execute("SELECT invalid_reason, invalidated_at, served FROM sage.verified_answers WHERE id = %s",
-                            (verified_id,)).fetchone()
+    """(invalid_reason, invalidated_at, how many logged answers it served)."""
+    [v] = [v for v in verified.listing(settings) if v.id == verified_id]
+    return v.invalid_reason, v.invalidated_at, v.served
 
 
 def test_the_reader_role_cannot_read_the_library_or_the_feedback(settings):

@@ -30,6 +30,7 @@ ALTER TABLE sage.questions ADD COLUMN IF NOT EXISTS frame jsonb;
 ALTER TABLE sage.questions ADD COLUMN IF NOT EXISTS decline_kind text;
 ALTER TABLE sage.questions ADD COLUMN IF NOT EXISTS verified_id bigint;
 CREATE INDEX IF NOT EXISTS questions_parent_idx ON sage.questions (parent_id) WHERE parent_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS questions_verified_idx ON sage.questions (verified_id) WHERE verified_id IS NOT NULL;
 CREATE TABLE IF NOT EXISTS sage.verified_answers (
     id             bigserial PRIMARY KEY,
     question_id    bigint UNIQUE REFERENCES sage.questions (id) ON DELETE SET NULL,
@@ -43,8 +44,6 @@ CREATE TABLE IF NOT EXISTS sage.verified_answers (
     model          text NOT NULL,
     embedding      vector NOT NULL,
     created_at     timestamptz NOT NULL DEFAULT now(),
-    served         integer NOT NULL DEFAULT 0,
-    last_served_at timestamptz,
     invalid_reason text,
     invalidated_at timestamptz
 );
