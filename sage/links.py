@@ -5,9 +5,9 @@ A follow-up ("and Williamson County?") means nothing on its own, so its link car
 
 * its standalone reading, when that reading asked alone is read the same way — by the offline planner, the same
   frame (:func:`sage.verified.meaning`) and display; Claude's reading is written to stand alone;
-* otherwise the conversation up to it, as several ``q`` parameters in order (``?q=first&q=and+which+of+those...``):
-  opening it asks them one after another, each a follow-up of the one before.  At most
-  :data:`~sage.querylog.MAX_THREAD` questions.
+* otherwise (and for an answer without a frame, such as a decline, asked in a conversation) the conversation up to
+  it, as several ``q`` parameters in order (``?q=first&q=and+which+of+those...``): opening it asks them one after
+  another, each a follow-up of the one before.  At most :data:`~sage.querylog.MAX_THREAD` questions.
 
 :func:`read_link` checks a link's parameters before anything is asked: no question, an empty one, one longer than
 ``SAGE_MAX_QUESTION_CHARS``, too many of them or an unknown planner each get a clear message.
@@ -38,8 +38,8 @@ def questions_for(settings: Settings, *, question: str, standalone: str | None, 
         return chain
     if not earlier or planner == "claude":  # nothing before it, or a reading Claude wrote to stand alone
         return [alone]
-    if frame is None:
-        return chain if followup else [question]
+    if frame is None:  # declined, or answered without a frame: what the conversation made of it is not known
+        return chain
     # asked in a conversation: the offline planner may have read it through the turns before it
     read = verified.read(settings, alone)
     if read.frame is not None and not read.followup and verified.meaning(read.frame) == verified.meaning(frame) \

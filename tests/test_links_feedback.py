@@ -70,6 +70,11 @@ def test_a_place_swap_links_to_its_reading_and_which_of_those_to_the_conversatio
     among = agent.ask("which of those has the highest poverty rate?", settings, planner="offline", record=False,
                       context=[first.as_prior()])
     assert among.followup and _link_of(settings, among, [first.question]) == [first.question, among.question]
+    alaska = agent.ask("population of Alaska", settings, planner="offline", record=False)
+    which = agent.ask("and Washington County?", settings, planner="offline", record=False,
+                      context=[alaska.as_prior()])
+    assert which.decline_kind == "ambiguous"  # a decline in a conversation links to the conversation
+    assert _link_of(settings, which, [alaska.question]) == [alaska.question, which.question]
 
 
 def test_a_link_names_the_planner_only_when_it_is_not_the_default(settings):
