@@ -53,14 +53,18 @@ def threads(entries: list[LogEntry]) -> list[list[tuple[int, LogEntry]]]:
 
 
 def link_of(entry: LogEntry) -> str | None:
-    """The link that reproduces a logged answer (none for edited SQL)."""
+    """The link that reproduces a logged answer (none for edited SQL); made once per entry and session (a logged
+    answer does not change)."""
     if entry.planner == "user":
         return None
-    earlier = [e.question for e in querylog.chain(settings, entry.parent_id)] if entry.parent_id else []
-    questions = links.questions_for(settings, question=entry.question, standalone=entry.standalone,
-                                    followup=entry.followup, planner=entry.planner, frame=entry.frame,
-                                    earlier=earlier)
-    return ui.app_url() + links.query_string(questions, links.link_planner(settings, entry.planner))
+    made = st.session_state.setdefault("history_links", {})
+    if entry.id not in made:
+        earlier = [e.question for e in querylog.chain(settings, entry.parent_id)] if entry.parent_id else []
+        questions = links.questions_for(settings, question=entry.question, standalone=entry.standalone,
+                                        followup=entry.followup, planner=entry.planner, frame=entry.frame,
+                                        earlier=earlier)
+        made[entry.id] = links.query_string(questions, links.link_planner(settings, entry.planner))
+    return ui.app_url() + made[entry.id]
 
 
 def show_entry(entry: LogEntry, depth: int, pending) -> None:
