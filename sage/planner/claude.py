@@ -35,7 +35,7 @@ from anthropic.types import ParsedMessage, TextBlockParam
 
 from ..errors import ErrorKind, PlanningError
 from ..settings import Settings
-from ..types import DISPLAY_HINTS, Chunk, DisplayHint
+from ..types import DISPLAY_HINTS, READ_AS, Chunk, DisplayHint
 from .base import Attempt, Plan, PriorTurn
 from .prompt import FEW_SHOT_EXAMPLES, SYSTEM_PROMPT, build_user_message, format_examples, is_internal
 
@@ -45,12 +45,17 @@ class PlanModel(pydantic.BaseModel):
     """The JSON every answer is decoded into (see ``SYSTEM_PROMPT`` # Output).
 
     Lenient where that is harmless: one string of assumptions is a list of one, empty assumptions are dropped, an
-    unknown (or missing) display hint is ``table``, ``display_hint`` is read like ``displayHint``, and SQL loses
-    surrounding whitespace and trailing semicolons.
+    unknown (or missing) display hint is ``table``, ``display_hint`` is read like ``displayHint``, a missing
+    standalone reading is empty (the planner uses the question), and SQL loses surrounding whitespace and trailing
+    semicolons.
     """
 
     model_config = pydantic.ConfigDict(json_schema_extra=lambda schema: _bare_schema(schema))
 
+    #: first, so the model resolves a follow-up before it writes the SQL
+    standalone: str = pydantic.Field(
+        description="The question as read, standing on its own (a follow-up spelled out in full)."
+    )
     sql: str = pydantic.Field(description='One PostgreSQL SELECT statement, or "" when the data cannot answer.')
     assumptions: list[str] = pydantic.Field(
         description="Short plain-English assumptions a census analyst needs to trust the answer."
@@ -60,11 +65,16 @@ class PlanModel(pydantic.BaseModel):
     @pydantic.model_validator(mode="before")
     @classmethod
     def _defaults(cls, data: Any) -> Any:
-        if isinstance(data, dict) and not ({"assumptions", "displayHint", "display_hint"} <= data.keys()):
-            data = {"assumptions": [], **data}
+        if isinstance(data, dict) and not ({"standalone", "assumptions", "displayHint", "display_hint"} <= data.keys()):
+            data = {"standalone": "", "assumptions": [], **data}
             if "displayHint" not in data and "display_hint" not in data:
                 data["displayHint"] = "table"
         return data
+
+    @pydantic.field_validator("standalone", mode="before")
+    @classmethod
+    def _reading(cls, value: Any) -> Any:
+        return " ".join(value.split()) if isinstance(value, str) else "" if value is None else value
 
     @pydantic.field_validator("sql")
     @classmethod
@@ -122,7 +132,11 @@ class ClaudePlanner:
 
     ``measures_fn(question) -> list`` (e.g. ``sage.census.mentions.match_measures``) adds the semantic-layer
     measures matching the question to its context; any object with ``name``, ``formula``, ``unit`` and
-    ``description`` will do.  One client (one connection pool) is kept per planner.
+    ``description`` will do.  ``examples_fn(question) -> list`` (``sage.verified.examples``) adds the verified
+    answers closest to it (objects with ``question``, ``standalone``, ``sql``, ``assumptions``, ``display_hint``).
+    The earlier turns of a conversation (``context``) go in the request as questions, readings, SQL and assumptions,
+    never rows; the reply's ``standalone`` reading of a follow-up comes first in its assumptions ("Read as: ...").
+    One client (one connection pool) is kept per planner.
     """
 
     name = "claude"
@@ -132,6 +146,7 @@ class ClaudePlanner:
         settings: Settings,
         measures_fn: Callable[[str], Sequence[Any]] | None = None,
         *,
+        examples_fn: Callable[[str], Sequence[Any]] | None = None,
         max_retries: int = MAX_RETRIES,
         max_tokens: int = MAX_TOKENS,
     ) -> None:
@@ -145,6 +160,7 @@ class ClaudePlanner:
         self.model = settings.model
         self.max_tokens = max_tokens
         self.measures_fn = measures_fn
+        self.examples_fn = examples_fn
         self._client = anthropic.Anthropic(
             api_key=settings.anthropic_api_key,
             timeout=settings.claude_timeout_s,
@@ -155,26 +171,33 @@ class ClaudePlanner:
 
     def plan(self, question: str, chunks: Sequence[Chunk], attempts: Sequence[Attempt] = (),
              context: Sequence[PriorTurn] = ()) -> Plan:
-        measures = self._measures(question)
+        measures = self._aid(self.measures_fn, question, "semantic-layer measures")
+        examples = self._aid(self.examples_fn, question, "verified answers")
         message = build_user_message(
-            question, [c for c in chunks if not is_internal(c)], error_context=list(attempts), measures=measures
+            question, [c for c in chunks if not is_internal(c)], error_context=list(attempts), measures=measures,
+            conversation=list(context), verified=examples,
         )
         response = self._call(message)
         parsed = response.parsed_output
         if parsed is None:  # no text block at all (thinking only): unusable_reply lets none through
             raise _bad_answer(f"no text in the reply (stop reason {response.stop_reason!r})")
-        plan = Plan(sql=parsed.sql, assumptions=list(parsed.assumptions), display_hint=parsed.display_hint,
-                    planner=self.name, usage=usage_of(response, self.model))
+        standalone = parsed.standalone or " ".join(question.split())
+        assumptions = [a for a in parsed.assumptions if not a.startswith(READ_AS)]
+        if context and parsed.standalone and _differs(parsed.standalone, question):
+            assumptions.insert(0, f"{READ_AS}{parsed.standalone.rstrip('.')}.")
+        plan = Plan(sql=parsed.sql, assumptions=assumptions, display_hint=parsed.display_hint,
+                    planner=self.name, usage=usage_of(response, self.model), standalone=standalone)
         log.info("claude plan: model=%s usage=%s", self.model, plan.usage)
         return plan
 
-    def _measures(self, question: str) -> list[Any]:
-        if self.measures_fn is None:
+    @staticmethod
+    def _aid(fn: Callable[[str], Sequence[Any]] | None, question: str, what: str) -> list[Any]:
+        if fn is None:
             return []
         try:
-            return list(self.measures_fn(question) or [])
-        except Exception as exc:  # the measures are an aid: a failure there must not stop planning
-            log.warning("semantic-layer measures unavailable (%s: %s)", type(exc).__name__, exc)
+            return list(fn(question) or [])
+        except Exception as exc:  # measures and examples are aids: a failure there must not stop planning
+            log.warning("%s unavailable (%s: %s)", what, type(exc).__name__, exc)
             return []
 
     def _call(self, message: str) -> ParsedMessage[PlanModel]:
@@ -190,6 +213,14 @@ class ClaudePlanner:
             raise _planning_error(exc, self.settings) from exc
         except pydantic.ValidationError as exc:
             raise _not_a_plan(exc) from None
+
+
+def _differs(reading: str, question: str) -> bool:
+    """Whether a reading says more than the question did (a follow-up spelled out), ignoring case and punctuation."""
+    def bare(text: str) -> str:
+        return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
+
+    return bare(reading) != bare(question)
 
 
 def _api_text(exc: Any) -> str:
