@@ -461,9 +461,10 @@ def _bulk_end(cur: psycopg.Cursor) -> None:
     cur.execute(f"CREATE INDEX {schema.ESTIMATES_INDEX_NAME} {schema.ESTIMATES_INDEX}")
 
 
-def _record_tables(cur: psycopg.Cursor, pairs: set[tuple[str, str]]) -> None:
-    """``sage.census_tables`` rows of the shipped (table, period) pairs, counted from the database (a table's rows
-    of one period may come from several file sets, e.g. B01003 2019-2023 from data/acs/ and data/acs-places/)."""
+def record_tables(cur: psycopg.Cursor, pairs: set[tuple[str, str]], source: str) -> None:
+    """``sage.census_tables`` rows of (table, period) pairs, counted from the database (a table's rows of one period
+    may come from several loads, e.g. B01003 2019-2023 from data/acs/ and data/acs-places/, or a fetch of tracts
+    beside shipped counties).  The shipped loader (``source`` ``shipped``) never overwrites a fetched pair."""
     ordered = sorted(pairs)
     cur.execute(
         """INSERT INTO sage.census_tables (table_id, vintage, source, variables, rows)
@@ -475,8 +476,9 @@ def _record_tables(cur: psycopg.Cursor, pairs: set[tuple[str, str]]) -> None:
            GROUP BY v.table_id, e.vintage
            ON CONFLICT (table_id, vintage) DO UPDATE SET source = EXCLUDED.source, variables = EXCLUDED.variables,
              rows = EXCLUDED.rows, loaded_at = now()
-           WHERE census_tables.source = %(source)s""",
-        {"source": SHIPPED, "tables": [p[0] for p in ordered], "vintages": [p[1] for p in ordered]},
+           WHERE %(source)s <> %(shipped)s OR census_tables.source = %(shipped)s""",
+        {"source": source, "shipped": SHIPPED, "tables": [p[0] for p in ordered],
+         "vintages": [p[1] for p in ordered]},
     )
 
 
@@ -533,7 +535,7 @@ def load_shipped(conn: psycopg.Connection, data_path: Path, progress: StepProgre
             _bulk_end(cur)
             progress("indexing estimates", 1, 1)
         refresh_vintages(cur, codes)
-        _record_tables(cur, tables)
+        record_tables(cur, tables, SHIPPED)
         for ex in todo:
             cur.execute(
                 """INSERT INTO sage.data_loads (name, sha256, rows) VALUES (%s, %s, %s)
@@ -560,6 +562,7 @@ __all__ = [
     "read_extract",
     "read_places",
     "read_shipped",
+    "record_tables",
     "refresh_vintages",
     "set_digests",
 ]
