@@ -194,6 +194,13 @@ def run_setup(settings: Settings, progress: StepProgress | None = None, *, build
                     "The pgvector extension is not installed on the server at DATABASE_URL; install pgvector "
                     f"(https://github.com/pgvector/pgvector) or unset DATABASE_URL to use the embedded server. ({exc})"
                 ) from exc
+            except psycopg.errors.IntegrityError as exc:  # a row of an earlier version the new rules refuse
+                first = str(exc).strip().splitlines()[0]
+                raise DatabaseError(
+                    f"Upgrading the census tables failed ({first}); the transaction was rolled back, so the database "
+                    "is as it was. Fix or delete the row named, then run `python -m sage setup` again.",
+                    detail=str(exc),
+                ) from exc
 
         step("creating tables", create_schema)
 
