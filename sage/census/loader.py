@@ -427,19 +427,39 @@ def _load_variables(cur: psycopg.Cursor, rows: list[tuple], fetched: set[tuple[s
     return keep
 
 
-def _load_estimates(cur: psycopg.Cursor, ex: Extract, fetched: set[tuple[str, str]]) -> int:
-    """Replace the set's estimates (its levels and (variable, period) pairs, outside fetched tables)."""
+def _load_estimates(cur: psycopg.Cursor, ex: Extract, fetched: set[tuple[str, str]], *, bulk: bool) -> int:
+    """Make the set's estimates (its levels and (variable, period) pairs, outside fetched tables) those of its
+    files.  Into an empty table (``bulk``) the rows are copied straight in; otherwise they are merged through a
+    staging table, so that rows already right are not written again (a reload after a few rows went missing writes
+    those rows, not the whole set)."""
     pairs = _owned_pairs(ex.pairs(), fetched)
     owned = set(pairs)
+    rows = [e for e in ex.estimates if (e[1], e[5]) in owned]
+    if bulk:
+        _copy(cur, "public.estimates_by_vintage", ESTIMATE_COLUMNS, rows)
+        return len(rows)
+    cur.execute("CREATE TEMP TABLE stage_estimates (LIKE public.estimates_by_vintage) ON COMMIT DROP")
+    _copy(cur, "stage_estimates", ESTIMATE_COLUMNS, rows)
+    cur.execute("CREATE INDEX ON stage_estimates (geo_id, variable_code, vintage)")
+    cur.execute("ANALYZE stage_estimates")
     cur.execute(
         """DELETE FROM public.estimates_by_vintage e
            USING public.geography g, unnest(%(codes)s::text[], %(vintages)s::text[]) AS p(code, vintage)
            WHERE g.geo_id = e.geo_id AND g.level = ANY(%(levels)s) AND p.code = e.variable_code
-             AND p.vintage = e.vintage""",
+             AND p.vintage = e.vintage
+             AND NOT EXISTS (SELECT FROM stage_estimates s WHERE s.geo_id = e.geo_id
+                             AND s.variable_code = e.variable_code AND s.vintage = e.vintage)""",
         _domain_params(ex.levels, pairs),
     )
-    rows = [e for e in ex.estimates if (e[1], e[5]) in owned]
-    _copy(cur, "public.estimates_by_vintage", ESTIMATE_COLUMNS, rows)
+    columns = ", ".join(ESTIMATE_COLUMNS)
+    cur.execute(
+        f"""INSERT INTO public.estimates_by_vintage ({columns}) SELECT {columns} FROM stage_estimates
+            ON CONFLICT (geo_id, variable_code, vintage) DO UPDATE SET estimate = EXCLUDED.estimate,
+              margin_error = EXCLUDED.margin_error, source = EXCLUDED.source
+            WHERE (estimates_by_vintage.estimate, estimates_by_vintage.margin_error, estimates_by_vintage.source)
+              IS DISTINCT FROM (EXCLUDED.estimate, EXCLUDED.margin_error, EXCLUDED.source)"""
+    )
+    cur.execute("DROP TABLE stage_estimates")
     return len(rows)
 
 
@@ -525,7 +545,7 @@ def load_shipped(conn: psycopg.Connection, data_path: Path, progress: StepProgre
             if ex.variables:
                 loaded = _load_variables(cur, ex.variables, fetched)
                 progress("loading variables", len(loaded), len(ex.variables))
-            n = _load_estimates(cur, ex, fetched)
+            n = _load_estimates(cur, ex, fetched, bulk=bulk)
             progress(f"loading estimates ({ex.name})", n, len(ex.estimates))
             owned = _owned_pairs(ex.pairs(), fetched)
             codes.update(code for code, _ in owned)
