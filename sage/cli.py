@@ -280,7 +280,8 @@ def cmd_census(args) -> int:
         return 2
     tables = fetch.resolve_tables(args.tables or [], preset=args.preset)
     geos = tuple(g.strip() for g in args.geographies.split(",") if g.strip())
-    report = fetch.fetch_tables(settings, tables, args.vintage, geographies=geos, progress=_Progress())
+    states = [s.strip() for s in (args.states or "").split(",") if s.strip()] or None
+    report = fetch.fetch_tables(settings, tables, args.vintage, geographies=geos, states=states, progress=_Progress())
     if args.json:
         _print_json(report)
     else:
@@ -345,11 +346,16 @@ def build_parser() -> argparse.ArgumentParser:
     csub = census.add_subparsers(dest="census_command", required=True)
     f = csub.add_parser("fetch", help="fetch ACS 5-year tables (estimates and margins of error)")
     f.add_argument("--json", action="store_true")
-    f.add_argument("--vintage", type=int, default=2023, help="ACS 5-year release year, e.g. 2023 (= 2019-2023)")
+    f.add_argument("--vintage", type=int, default=2023, help="ACS 5-year release year, e.g. 2023 (= 2019-2023); "
+                   "an earlier one (2018 = 2014-2018) is loaded beside the periods already there")
     group = f.add_mutually_exclusive_group()
     group.add_argument("--tables", help="comma-separated table ids, e.g. B25003,B08301")
     group.add_argument("--preset", choices=["core"], help="core: the tables the semantic layer and examples use")
-    f.add_argument("--geographies", default="state,county")
+    f.add_argument("--geographies", default="state,county",
+                   help="comma-separated levels: nation, state, county, place, cbsa (metro and micro areas), cd "
+                   "(congressional districts), tract, zcta (default: state,county)")
+    f.add_argument("--states", help="comma-separated USPS abbreviations (e.g. TX,CA): only places in these states "
+                   "(state, county, place, cd and tract levels; tracts of every state otherwise)")
     f.set_defaults(fn=cmd_census)
     t = csub.add_parser("tables", help="search the offline ACS table catalog")
     t.add_argument("--json", action="store_true")

@@ -11,7 +11,8 @@ from streamlit.testing.v1 import AppTest
 
 from app_pages.components import resources, text
 from app_pages.components.turns import Turn
-from sage import db, querylog
+from sage import db, explore, querylog
+from sage.errors import QuestionError
 from sage.settings import PROJECT_ROOT
 
 from .conftest import make_settings
@@ -184,6 +185,37 @@ def test_explore_lists_variables_and_maps_the_picked_one(app):
     assert not app.exception
     assert "B25064_001E" in app.dataframe[0].value["variable_code"].tolist()
     assert any("census fetch" in c.value for c in app.code)
+
+
+def test_explore_lists_periods_and_the_levels_with_rows(app):
+    app.switch_page("app_pages/explore.py").run()
+    assert not app.exception, app.exception
+    catalog = app.dataframe[0].value.set_index("variable_code")
+    assert catalog.loc["B01003_001E", "vintages"] == "2014-2018, 2019-2023"
+    assert catalog.loc["B17025_002E", "vintages"] == "2018-2022"
+    assert catalog.loc["B01003_001E", "place_rows"] == 32325 and "tract_rows" not in catalog.columns
+    app.selectbox(key="explore-variable").set_value("B01003_001E").run()
+    assert app.radio(key="explore-level").options == ["State", "County", "Place"]
+    app.radio(key="explore-level").set_value("place").run()
+    assert not app.exception, app.exception
+    bars = [s for s in charts_of(app) if "geoshape" not in str(s.get("mark"))]
+    assert bars and "New York city, New York" in str(bars[0])
+    assert any("The 4,000 largest places are shown" in c.value for c in app.caption)
+    app.selectbox(key="explore-variable").set_value("B19013_001E").run()
+    assert app.radio(key="explore-level").options == ["County"]
+
+
+@pytest.mark.parametrize("level", explore.LEVELS)
+def test_explore_queries_every_level_through_the_guard(settings, level):
+    answer = explore.places(settings, "B01003_001E", level)
+    assert answer.answered, answer.to_dict()
+    names = {"state": ["state_name", "state_abbr"], "county": ["state_name", "state_abbr", "county_name"],
+             "place": ["name", "state_abbr"], "cd": ["name", "state_abbr"], "tract": ["name", "state_abbr"]}
+    assert answer.result.columns == ["geo_id", *names.get(level, ["name"]), "estimate", "margin_error"]
+    expected = {"state": 52, "county": 3222, "place": explore.MAX_PLACES}.get(level, 0)  # no nation estimates
+    assert answer.result.row_count == expected
+    with pytest.raises(QuestionError):
+        explore.top_places_sql("B01003_001E", "region")
 
 
 def test_explore_county_level_map(app):

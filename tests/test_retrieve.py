@@ -58,27 +58,31 @@ class WordHash:
 
 MINI_ROWS = """
 INSERT INTO public.geography VALUES
-  ('0400000US44', '44', 'state', 'Rhode Island', '44', 'RI', 'Rhode Island', NULL, NULL),
+  ('0400000US44', '44', 'state', 'Rhode Island', '44', 'RI', 'Rhode Island', NULL, NULL, NULL),
   ('0500000US44007', '44007', 'county', 'Providence County, Rhode Island', '44', 'RI', 'Rhode Island', '007',
-   'Providence County');
-INSERT INTO public.variables VALUES
-  ('B01003_001E', 'Estimate!!Total', 'Total Population', 'demographics', 'B01003', 'Total population', '2019-2023'),
+   'Providence County', NULL);
+INSERT INTO public.variables (variable_code, label, concept, category, table_id, universe, vintage, vintages) VALUES
+  ('B01003_001E', 'Estimate!!Total', 'Total Population', 'demographics', 'B01003', 'Total population', '2019-2023',
+   '{2019-2023}'),
   ('B19013_001E', 'Estimate!!Median household income in the past 12 months (in 2023 inflation-adjusted dollars)',
    'Median Household Income in the Past 12 Months (In 2023 Inflation-adjusted Dollars)', 'income', 'B19013',
-   'Households', '2019-2023'),
+   'Households', '2019-2023', '{2019-2023}'),
   ('B17025_001E', 'Estimate!!Total:', 'Poverty Status in the Past 12 Months by Nativity', 'poverty', 'B17025',
-   'Population for whom poverty status is determined', '2018-2022'),
+   'Population for whom poverty status is determined', '2018-2022', '{2018-2022}'),
   ('B17025_002E', 'Estimate!!Total:!!Income in the past 12 months below poverty level:',
    'Poverty Status in the Past 12 Months by Nativity', 'poverty', 'B17025',
-   'Population for whom poverty status is determined', '2018-2022'),
+   'Population for whom poverty status is determined', '2018-2022', '{2018-2022}'),
   ('B25064_001E', 'Estimate!!Median gross rent', 'Median Gross Rent (Dollars)', 'housing', 'B25064',
-   'Renter-occupied housing units paying cash rent', '2019-2023');
-INSERT INTO public.estimates (geo_id, variable_code, estimate, source) VALUES
-  ('0400000US44', 'B01003_001E', 1098082, 'test'), ('0500000US44007', 'B01003_001E', 657371, 'test'),
-  ('0500000US44007', 'B19013_001E', 74270, 'test'),
-  ('0400000US44', 'B17025_001E', 1055000, 'test'), ('0400000US44', 'B17025_002E', 118000, 'test'),
-  ('0500000US44007', 'B17025_001E', 630000, 'test'), ('0500000US44007', 'B17025_002E', 85000, 'test');
-ANALYZE public.geography, public.variables, public.estimates;
+   'Renter-occupied housing units paying cash rent', '2019-2023', '{2019-2023}');
+INSERT INTO public.estimates_by_vintage (geo_id, variable_code, estimate, source, vintage) VALUES
+  ('0400000US44', 'B01003_001E', 1098082, 'test', '2019-2023'),
+  ('0500000US44007', 'B01003_001E', 657371, 'test', '2019-2023'),
+  ('0500000US44007', 'B19013_001E', 74270, 'test', '2019-2023'),
+  ('0400000US44', 'B17025_001E', 1055000, 'test', '2018-2022'),
+  ('0400000US44', 'B17025_002E', 118000, 'test', '2018-2022'),
+  ('0500000US44007', 'B17025_001E', 630000, 'test', '2018-2022'),
+  ('0500000US44007', 'B17025_002E', 85000, 'test', '2018-2022');
+ANALYZE public.geography, public.variables, public.estimates_by_vintage;
 """
 
 
@@ -198,14 +202,17 @@ def test_gold_variables_from_sql():
 
 def test_table_and_column_descriptions(settings):
     schema = introspect(db.engine(settings))
-    estimates = schema.table("public.estimates")
+    estimates = schema.table("public.estimates_by_vintage")
     text = describe_table(estimates)
-    assert text.startswith("Table public.estimates (table, about ")
+    assert text.startswith("Table public.estimates_by_vintage (table, about ")
     assert "variable_code (text, primary key, references public.variables.variable_code)" in text
     column = describe_column(estimates, "estimate")
-    assert column.startswith("Column estimate of table public.estimates (numeric")
+    assert column.startswith("Column estimate of table public.estimates_by_vintage (numeric")
     assert estimates.column("estimate").comment in column
     assert describe_column(estimates, 0) == describe_column(estimates, estimates.columns[0])
+    view = schema.table("public.estimates")
+    assert describe_table(view).startswith("Table public.estimates (view): A view: one row per place and variable")
+    assert describe_column(view, "vintage").startswith("Column vintage of view public.estimates (text")
 
 
 # --- the index (own database, fake embedder) -------------------------------------------------------------------
@@ -218,7 +225,8 @@ def test_index_covers_tables_columns_and_variables_with_estimates(mini, fake):
     embedding = [(done, total) for step, done, total in events if step == "embedding"]
     assert embedding[0] == (0, report.upserted) and embedding[-1] == (report.upserted, report.upserted)
     assert all(isinstance(step, str) for step, _, _ in events)
-    assert report.model == "word-hash" and report.chunks["table"] == 3 and report.chunks["variable"] == 4
+    # geography, variables, estimates_by_vintage and the view estimates
+    assert report.model == "word-hash" and report.chunks["table"] == 4 and report.chunks["variable"] == 4
     with db.owner(mini) as conn:
         refs = {r for (r,) in conn.execute(
             "SELECT object_ref FROM sage.schema_embeddings WHERE object_type = 'variable'")}
@@ -241,7 +249,7 @@ def test_a_changed_comment_reembeds_only_that_chunk(mini, fake):
     try:
         report = index_schema(mini, provider=fake)
         assert report.upserted == 1 and len(fake.seen) == 1
-        assert fake.seen[0].startswith("Column margin_error of table public.estimates")
+        assert fake.seen[0].startswith("Column margin_error of view public.estimates")
         fake.seen.clear()
         with db.owner(mini) as conn:
             conn.execute("COMMENT ON TABLE public.geography IS 'Places (test)'")
@@ -255,8 +263,8 @@ def test_a_changed_comment_reembeds_only_that_chunk(mini, fake):
 
 def test_a_new_variable_is_embedded_alone_and_removed_objects_are_deleted(mini, fake):
     with db.owner(mini) as conn:
-        conn.execute("INSERT INTO public.estimates (geo_id, variable_code, estimate, source) "
-                     "VALUES ('0500000US44007', 'B25064_001E', 1150, 'test')")
+        conn.execute("INSERT INTO public.estimates_by_vintage (geo_id, variable_code, estimate, source, vintage) "
+                     "VALUES ('0500000US44007', 'B25064_001E', 1150, 'test', '2019-2023')")
         conn.execute("CREATE TABLE public.scratch (note text)")
     try:
         report = index_schema(mini, provider=fake)
@@ -265,7 +273,7 @@ def test_a_new_variable_is_embedded_alone_and_removed_objects_are_deleted(mini, 
             "ACS variable B25064_001E", "Table public.scratch (table)", "Column note of table public.scratch (text)"}
     finally:
         with db.owner(mini) as conn:
-            conn.execute("DELETE FROM public.estimates WHERE variable_code = 'B25064_001E'")
+            conn.execute("DELETE FROM public.estimates_by_vintage WHERE variable_code = 'B25064_001E'")
             conn.execute("DROP TABLE public.scratch")
     report = index_schema(mini, provider=fake)
     assert (report.upserted, report.deleted) == (0, 3)
