@@ -68,27 +68,7 @@ class StatusInfo:
 def status(settings: Settings) -> StatusInfo:
     """The database, its tables and vintages, the retrieval index and the planner, read on the owner's connection."""
     info = db.server_info(settings)
-    tables: dict[str, int] = {}
-    vintages: list[str] = []
-    detail: list[VintageInfo] | None = None
-    index = IndexInfo()
-    with db.owner(settings) as conn:
-        for table in TABLES:
-            exists = conn.execute("SELECT to_regclass(%s)", (table,)).fetchone()
-            tables[table] = _count(conn, table) if exists and exists[0] else 0
-        if tables["public.variables"]:
-            rows = conn.execute(
-                """SELECT v.vintage, count(DISTINCT v.variable_code), count(e.*)
-                   FROM public.variables v LEFT JOIN public.estimates e USING (variable_code)
-                   GROUP BY v.vintage ORDER BY v.vintage DESC"""
-            ).fetchall()
-            vintages = [r[0] for r in rows]
-            detail = [VintageInfo(vintage=r[0], variables=r[1], estimates=r[2]) for r in rows]
-        found = conn.execute("SELECT to_regclass('sage.schema_embeddings')").fetchone()
-        if found and found[0]:
-            row = conn.execute("SELECT count(*), min(model) FROM sage.schema_embeddings").fetchone()
-            if row:
-                index = IndexInfo(chunks=row[0], model=row[1])
+    tables, vintages, detail, index = db.run(settings, db.OWNER, _read_status)
     planner = settings.effective_planner
     return StatusInfo(
         database=DatabaseInfo(embedded=info["embedded"], server_version=info["server_version"], host=info["host"]),
@@ -100,6 +80,31 @@ def status(settings: Settings) -> StatusInfo:
         vintage_detail=detail,
         ready=bool(tables["public.estimates"]) and bool(index.chunks),
     )
+
+
+def _read_status(conn: psycopg.Connection) -> tuple[dict[str, int], list[str], list[VintageInfo] | None, IndexInfo]:
+    """Table counts, vintages and the index, on one owner connection."""
+    tables: dict[str, int] = {}
+    vintages: list[str] = []
+    detail: list[VintageInfo] | None = None
+    index = IndexInfo()
+    for table in TABLES:
+        exists = conn.execute("SELECT to_regclass(%s)", (table,)).fetchone()
+        tables[table] = _count(conn, table) if exists and exists[0] else 0
+    if tables["public.variables"]:
+        rows = conn.execute(
+            """SELECT v.vintage, count(DISTINCT v.variable_code), count(e.*)
+               FROM public.variables v LEFT JOIN public.estimates e USING (variable_code)
+               GROUP BY v.vintage ORDER BY v.vintage DESC"""
+        ).fetchall()
+        vintages = [r[0] for r in rows]
+        detail = [VintageInfo(vintage=r[0], variables=r[1], estimates=r[2]) for r in rows]
+    found = conn.execute("SELECT to_regclass('sage.schema_embeddings')").fetchone()
+    if found and found[0]:
+        row = conn.execute("SELECT count(*), min(model) FROM sage.schema_embeddings").fetchone()
+        if row:
+            index = IndexInfo(chunks=row[0], model=row[1])
+    return tables, vintages, detail, index
 
 
 def _count(conn: psycopg.Connection, table: str) -> int:
