@@ -126,11 +126,12 @@ def _start_embedded(data_dir: Path) -> Any:
 def _check_writable(data_dir: Path) -> None:
     """Raise a clear :class:`DatabaseError` (kind ``data_dir``) when the server could not write its files there.
 
-    The test is a real write (a temporary file in ``data_dir``, or in its nearest existing parent when it does not
-    exist yet), not a permission check: ``os.access`` answers for the real user and says yes to root on any
-    chmod'ed directory, while a read-only file system refuses everyone.
+    The test is a real write (a temporary file in ``data_dir`` when it holds a database, else in the nearest
+    existing folder above it: initdb wants an empty directory, and another process may be running it), not a
+    permission check: ``os.access`` answers for the real user and says yes to root on any chmod'ed directory, while
+    a read-only file system refuses everyone.
     """
-    target = data_dir
+    target = data_dir if (data_dir / "PG_VERSION").exists() else data_dir.parent
     while not target.exists() and target != target.parent:
         target = target.parent
     try:
@@ -341,8 +342,10 @@ def _stored_reader_password(settings: Settings) -> str | None:
             row = conn.execute("SELECT password FROM sage.reader_login WHERE role = %s", (READER_ROLE,)).fetchone()
         except psycopg.errors.UndefinedTable:
             row = None
-    _reader_passwords[key] = row[0] if row else None
-    return _reader_passwords[key]
+    if row is None:  # not set up yet: asked again next time, so the first connection after setup logs in
+        return None
+    _reader_passwords[key] = row[0]
+    return row[0]
 
 
 # ---------------------------------------------------------------------------------------------------------------
