@@ -14,7 +14,8 @@ logged to ``sage.questions`` as in the app.  Phases:
   the flags of tests/app_driver.py) with one browser context per session: first one session asks 6 questions in
   turn, then 10 sessions ask 6 questions each, all at once.  Enter-to-answer-drawn per question in the browser,
   the server-side stages from the app's own query log, errors (an error box in the answer, or no answer within
-  60 s, or a failed outcome in the log) and the app process's RSS (after a warm-up question, and at the end).
+  60 s, or a failed outcome in the log), the app process's RSS (after a warm-up question, and at the end), and the
+  CPU seconds the app and Chromium used meanwhile (both share this machine's cores).
 
 Stages: ``retrieve``, ``plan``, ``guard``, ``execute`` and ``total`` are the answer's own timings (``total`` is the
 question loop, without the log); ``log`` is the time writing the query log took after it; ``wall`` is everything,
@@ -206,8 +207,7 @@ async def _session(browser, url: str, asks: list[str], ready: list[int] | None =
         deadline = time.perf_counter() + 30
         while await messages.count() < before + 2 and time.perf_counter() < deadline:
             await asyncio.sleep(0.05)
-    await context.close()
-    return out
+    return out  # the context stays open until the browser closes: its renderer's CPU time is read at the end
 
 
 async def _browser_rounds(url: str, sessions: int, per_session: int, mark) -> dict[str, Any]:
@@ -239,6 +239,22 @@ async def _browser_rounds(url: str, sessions: int, per_session: int, mark) -> di
     return {"single": single, "many": many}
 
 
+def cpu_seconds(pid: int | None = None, cmdline: str | None = None) -> float:
+    """User + system CPU seconds of one process, or of every process whose command line contains ``cmdline``."""
+    tick = os.sysconf("SC_CLK_TCK")
+    pids = [str(pid)] if pid else [p for p in os.listdir("/proc") if p.isdigit()]
+    total = 0.0
+    for p in pids:
+        try:
+            if cmdline and cmdline not in Path(f"/proc/{p}/cmdline").read_bytes().decode(errors="replace"):
+                continue
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / tick
+    return total
+
+
 def _log_stages(settings, since_id: int, until_id: int | None = None) -> tuple[dict, int]:
     """Server-side stage timings and failures of the questions the app logged with since_id < id <= until_id."""
     with db.owner(settings) as conn:
@@ -257,12 +273,12 @@ def _max_log_id(settings) -> int:
 def phase_browser(settings, data_dir: Path, sessions: int, per_session: int) -> dict[str, Any]:
     if not Path(CHROMIUM).exists():
         return {"skipped": f"{CHROMIUM} is missing (apt-get install -y chromium)"}
-    marks: dict[str, tuple[int, float]] = {}
+    marks: dict[str, tuple[int, float, float, float]] = {}
     with streamlit_app(app_env(data_dir), timeout=120) as app:
         pid = app.process.pid
 
         def mark(name: str) -> None:  # the app logs a question before it draws the answer
-            marks[name] = (_max_log_id(settings), rss_mb(pid))
+            marks[name] = (_max_log_id(settings), rss_mb(pid), cpu_seconds(pid), cpu_seconds(cmdline="/chromium"))
 
         rounds = asyncio.run(_browser_rounds(app.url, sessions, per_session, mark))
     single, many = rounds["single"], rounds["many"]
@@ -282,8 +298,12 @@ def phase_browser(settings, data_dir: Path, sessions: int, per_session: int) -> 
     one = block(single, single_stages, single_failed, 1)
     all_ = block(many, many_stages, many_failed, sessions)
     ratio = all_["enter_to_answer_ms"]["p95"] / one["enter_to_answer_ms"]["p95"] if single else None
+    # where the time goes: the app (every session's script, the question loop) against the browser's rendering
+    cpu = {phase: {"app": round(marks[b][2] - marks[a][2], 1), "chromium": round(marks[b][3] - marks[a][3], 1)}
+           for phase, a, b in (("single", "single", "many"), ("many", "many", "end"))}
     return {"single": one, "many": all_, "p95_ratio": round(ratio, 2) if ratio else None,
-            "app_rss_mb": {"start": round(rss_start, 1), "end": round(rss_end, 1)}}
+            "app_rss_mb": {"start": round(rss_start, 1), "end": round(rss_end, 1)},
+            "cpu_seconds": cpu}
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -338,6 +358,11 @@ def verdict(result: dict[str, Any]) -> list[str]:
         errors += b["single"]["errors"] + b["many"]["errors"]
         out.append(f"p95 with {b['many']['sessions']} browser sessions / single session: {b['p95_ratio']} "
                    f"(target <= 3): {'met' if b['p95_ratio'] is not None and b['p95_ratio'] <= 3 else 'NOT met'}")
+    if "cpu_seconds" in b:
+        c = b["cpu_seconds"]
+        out.append(f"CPU seconds used while the browser sessions asked: 1 session: app {c['single']['app']}, "
+                   f"Chromium {c['single']['chromium']}; {b['many']['sessions']} sessions: app {c['many']['app']}, "
+                   f"Chromium {c['many']['chromium']} (on {result['cores']} cores)")
     out.insert(0, f"errors: {errors} (target 0): {'met' if errors == 0 else 'NOT met'}")
     if "soak" in result:
         growth = result["soak"]["rss_mb"]["growth"]
