@@ -205,6 +205,7 @@ def _revive_embedded(settings: Settings, generation: int) -> bool:
         # and PostgreSQL (like pgserver) takes a pid that still exists for a running server: wait for it to go
         while pid is not None and _pid_state(pid) == "zombie" and time.perf_counter() < deadline:
             time.sleep(0.05)
+        reaped = time.perf_counter() - started
         problem: Exception | None = None
         while True:
             try:
@@ -224,8 +225,8 @@ def _revive_embedded(settings: Settings, generation: int) -> bool:
                 ) from problem
             time.sleep(0.25)  # e.g. backends of the old server still attached to its shared memory
         _restarts[data_dir] = generation + 1
-    log.warning("the embedded PostgreSQL in %s had stopped; it was started again in %.1f s", data_dir,
-                time.perf_counter() - started)
+    log.warning("the embedded PostgreSQL in %s had stopped; it was started again in %.1f s (%.1f s of it waiting "
+                "for the stopped postmaster to be reaped)", data_dir, time.perf_counter() - started, reaped)
     return True
 
 
