@@ -43,7 +43,7 @@ def schema(_settings, key: int) -> list[dict]:
     from sage import db
     from sage.introspect import introspect
 
-    described = introspect(db.engine(_settings))
+    described = db.run(_settings, db.OWNER, introspect)
     return [
         {
             "table": t.ref,

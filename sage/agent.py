@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -60,35 +61,47 @@ def validate_question(question: Any, settings: Settings) -> str:
 
 
 _planners: dict[tuple, Planner] = {}
+#: one planner per settings even when several sessions ask their first question at once
+_planners_lock = threading.Lock()
 
 
 def make_planner(settings: Settings, name: str | None = None) -> Planner:
-    """The planner for ``name`` (auto | claude | offline; default: the setting), cached per settings."""
+    """The planner for ``name`` (auto | claude | offline; default: the setting), cached per settings.
+
+    A planner is shared by every session of the process: its ``plan`` keeps nothing of one question for the next
+    (what it caches is read-only data: the catalog, the measures, the prompt).
+    """
     name = (name or settings.planner).lower()
     if name == "auto":
         name = settings.effective_planner
     key = (name, settings)
-    if key not in _planners:
-        if name == "claude":
-            from .census.mentions import match_measures
-            from .census.semantic import load_measures
-            from .planner.claude import ClaudePlanner
+    with _planners_lock:
+        return _planners.get(key) or _new_planner(key, name, settings)
 
-            def measures_for(question: str, settings: Settings = settings):
-                # the measures over tables this database holds, fetched ones included (cached by semantic)
-                return match_measures(question, load_measures(settings))
 
-            def verified_for(question: str, settings: Settings = settings):
-                return verified.examples(settings, question)
+def _new_planner(key: tuple, name: str, settings: Settings) -> Planner:
+    planner: Planner
+    if name == "claude":
+        from .census.mentions import match_measures
+        from .census.semantic import load_measures
+        from .planner.claude import ClaudePlanner
 
-            _planners[key] = ClaudePlanner(settings, measures_fn=measures_for, examples_fn=verified_for)
-        elif name == "offline":
-            from .planner.offline import OfflinePlanner
+        def measures_for(question: str, settings: Settings = settings):
+            # the measures over tables this database holds, fetched ones included (cached by semantic)
+            return match_measures(question, load_measures(settings))
 
-            _planners[key] = OfflinePlanner(settings)
-        else:
-            raise QuestionError(f"Unknown planner {name!r}: use auto, claude or offline.", kind=ErrorKind.SETTINGS)
-    return _planners[key]
+        def verified_for(question: str, settings: Settings = settings):
+            return verified.examples(settings, question)
+
+        planner = ClaudePlanner(settings, measures_fn=measures_for, examples_fn=verified_for)
+    elif name == "offline":
+        from .planner.offline import OfflinePlanner
+
+        planner = OfflinePlanner(settings)
+    else:
+        raise QuestionError(f"Unknown planner {name!r}: use auto, claude or offline.", kind=ErrorKind.SETTINGS)
+    _planners[key] = planner
+    return planner
 
 
 def _short(exc: SageError) -> str:
@@ -333,11 +346,10 @@ def _variables(settings: Settings, sql: str) -> list[dict]:
     if not codes:
         return []
     try:
-        with db.owner(settings) as conn:
-            rows = conn.execute(
-                "SELECT variable_code, label, vintage, table_id FROM public.variables WHERE variable_code = ANY(%s)",
-                (codes,),
-            ).fetchall()
+        rows = db.run(settings, db.OWNER, lambda conn: conn.execute(
+            "SELECT variable_code, label, vintage, table_id FROM public.variables WHERE variable_code = ANY(%s)",
+            (codes,),
+        ).fetchall())
     except SageError:
         return []
     return [{"code": r[0], "label": r[1], "vintage": r[2], "table_id": r[3]} for r in rows]

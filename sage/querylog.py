@@ -5,6 +5,10 @@ planner's frame, so a conversation can be picked up again later: :func:`thread` 
 answer as a list of :class:`~sage.planner.base.PriorTurn` (what ``ask --after ID`` and the History page use).
 
 The History page reads it.  It lives in the internal ``sage`` schema, so the reader role and the planners never see it.
+
+Writing it never holds up an answer for long: :func:`record` runs after the answer is complete, waits at most
+:data:`LOG_WAIT_S` for an owner connection and :data:`LOG_STATEMENT_TIMEOUT_MS` for the insert, and its caller
+(:func:`sage.agent.ask`) logs a failure instead of raising it.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from datetime import datetime
 from typing import Any
 
 import psycopg
+from psycopg import sql as pgsql
 
 from . import db
 from .answer import Answer, Outcome
@@ -26,6 +31,11 @@ from .types import READ_AS
 
 #: how many earlier turns a follow-up is given (the oldest are dropped first)
 MAX_THREAD = 6
+
+#: the longest the log waits for a free owner connection (the pools' own wait is SAGE_POOL_TIMEOUT_S)
+LOG_WAIT_S = 1.0
+#: the longest the insert may take (a lock or a slow disk must not hold the answer)
+LOG_STATEMENT_TIMEOUT_MS = 2000
 
 
 @dataclass(frozen=True)
@@ -125,34 +135,41 @@ def _ensure(conn: psycopg.Connection) -> None:
 
 
 def record(settings: Settings, answer: Answer) -> int:
-    """Append one answer to the log; returns its id."""
+    """Append one answer to the log; returns its id.  Raises :class:`~sage.errors.DatabaseError` (``busy`` when no
+    connection was free within :data:`LOG_WAIT_S`) or a psycopg error (the insert timed out)."""
     error = answer.error_info()
     ensure_tables(settings)
-    with db.owner(settings) as conn:
-        row = conn.execute(
-            """INSERT INTO sage.questions (question, planner, sql, assumptions, display_hint, attempts, outcome,
-                                          error, row_count, timings_ms, usage, parent_id, standalone, frame,
-                                          decline_kind, verified_id)
-               VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id""",
-            (
-                answer.question[:10_000],
-                answer.planner or "none",
-                answer.sql or None,
-                json.dumps(answer.assumptions),
-                answer.display_hint,
-                json.dumps([a.to_dict() for a in answer.attempts]),
-                answer.outcome.value,
-                json.dumps(error) if error else None,
-                answer.result.row_count if answer.result else None,
-                json.dumps(answer.timings_ms),
-                json.dumps(answer.usage),
-                answer.parent_id,
-                answer.standalone or None,
-                json.dumps(answer.frame) if answer.frame is not None and answer.answered else None,
-                answer.decline_kind.value if answer.declined else None,
-                answer.verified_id,
-            ),
-        ).fetchone()
+
+    def write(conn: psycopg.Connection) -> tuple[Any, ...] | None:
+        with conn.transaction():
+            conn.execute(pgsql.SQL("SET LOCAL statement_timeout = {0}; SET LOCAL lock_timeout = {0}").format(
+                pgsql.Literal(LOG_STATEMENT_TIMEOUT_MS)))
+            return conn.execute(
+                """INSERT INTO sage.questions (question, planner, sql, assumptions, display_hint, attempts, outcome,
+                                              error, row_count, timings_ms, usage, parent_id, standalone, frame,
+                                              decline_kind, verified_id)
+                   VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id""",
+                (
+                    answer.question[:10_000],
+                    answer.planner or "none",
+                    answer.sql or None,
+                    json.dumps(answer.assumptions),
+                    answer.display_hint,
+                    json.dumps([a.to_dict() for a in answer.attempts]),
+                    answer.outcome.value,
+                    json.dumps(error) if error else None,
+                    answer.result.row_count if answer.result else None,
+                    json.dumps(answer.timings_ms),
+                    json.dumps(answer.usage),
+                    answer.parent_id,
+                    answer.standalone or None,
+                    json.dumps(answer.frame) if answer.frame is not None and answer.answered else None,
+                    answer.decline_kind.value if answer.declined else None,
+                    answer.verified_id,
+                ),
+            ).fetchone()
+
+    row = db.run(settings, db.OWNER, write, timeout_s=LOG_WAIT_S, retry=False)
     assert row is not None  # INSERT ... RETURNING returns the row
     return int(row[0])
 
@@ -175,15 +192,14 @@ def recent(settings: Settings, *, limit: int = 100, search: str | None = None,
     sql += " ORDER BY created_at DESC, id DESC LIMIT %s"
     params.append(limit)
     ensure_tables(settings)
-    with db.owner(settings) as conn:
-        rows = conn.execute(sql, params).fetchall()
+    rows = db.run(settings, db.OWNER, lambda conn: conn.execute(sql, params).fetchall())
     return [_entry(r) for r in rows]
 
 
 def get(settings: Settings, question_id: int) -> LogEntry | None:
     ensure_tables(settings)
-    with db.owner(settings) as conn:
-        row = conn.execute(f"SELECT {', '.join(_COLUMNS)} FROM sage.questions WHERE id = %s", (question_id,)).fetchone()
+    row = db.run(settings, db.OWNER, lambda conn: conn.execute(
+        f"SELECT {', '.join(_COLUMNS)} FROM sage.questions WHERE id = %s", (question_id,)).fetchone())
     return _entry(row) if row else None
 
 

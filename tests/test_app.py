@@ -4,6 +4,7 @@ offline planner end to end (no fakes between the page and PostgreSQL)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 import streamlit as st
@@ -446,3 +447,18 @@ def test_history_shows_a_follow_up_under_the_question_it_follows(app):
     rerun = app.session_state["history_runs"][follow_up.id].answer
     assert rerun.answered and rerun.followup and rerun.result.rows[0][0] == "Ohio"
     assert any("?q=unemployment+rate%2C+Ohio" in c.value for c in app.code)
+
+
+def test_a_data_directory_that_cannot_be_written_is_explained_at_start(monkeypatch):
+    """sysfs refuses new files even to root (this suite runs as root, which chmod cannot stop): see test_faults.py."""
+    read_only = make_settings(data_dir=Path("/sys/census-sage-test/pgdata"), planner="offline")
+    monkeypatch.setattr(resources, "load_settings", lambda: read_only)
+    st.cache_resource.clear()
+    try:
+        at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+        assert not at.exception, at.exception
+        errors = " ".join(e.value.replace("\\", "") for e in at.error)
+        assert "The data directory cannot be written." in errors and "/sys/census-sage-test/pgdata" in errors
+        assert "SAGE_DATA_DIR" in errors and "writable directory" in errors
+    finally:
+        st.cache_resource.clear()

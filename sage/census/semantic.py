@@ -210,6 +210,8 @@ class Measure:
 # ---------------------------------------------------------------------- loading
 
 _lock = threading.Lock()
+#: held while the measures of a database are read (seconds at most), so concurrent first questions read them once
+_load_lock = threading.Lock()
 _yaml_cache: dict[float, list[Measure]] = {}
 _db_cache: dict[str, list[Measure]] = {}
 #: bumped whenever a database's measures are re-read, so caches built on them (the offline planner's) follow
@@ -311,6 +313,15 @@ def load_measures(settings=None, *, refresh: bool = False) -> list[Measure]:
         cached = None if refresh else _db_cache.get(key)
     if cached is not None:
         return list(cached)
+    with _load_lock:  # sessions asking their first questions at once: one reads the database, the others wait
+        with _lock:
+            cached = None if refresh else _db_cache.get(key)
+        if cached is not None:
+            return list(cached)
+        return _load_from_database(settings, base, key)
+
+
+def _load_from_database(settings, base: list[Measure], key: str) -> list[Measure]:
     from ..db import owner  # here, not at the top: reading the YAML alone needs no database modules
 
     try:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import secrets
 import time
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -177,8 +178,9 @@ def run_setup(settings: Settings, progress: StepProgress | None = None, *, build
         progress(name, 1, 1)
         return out
 
-    conn = step("starting the database", lambda: db.connect(settings, autocommit=True))
-    try:
+    stack = ExitStack()  # the pooled owner connection, returned (or closed, after an error) at the end
+    conn = step("starting the database", lambda: stack.enter_context(db.owner(settings)))
+    with stack:
         def create_schema():
             # one transaction: a database of the previous version is migrated and completed, or left as it was
             try:
@@ -218,8 +220,6 @@ def run_setup(settings: Settings, progress: StepProgress | None = None, *, build
         }
         conn.execute("ANALYZE public.geography, public.variables, public.estimates_by_vintage")
         report.admin_sql = step("creating the read-only role", lambda: create_reader_role(conn, settings))
-    finally:
-        conn.close()
 
     if build_index:
         report.index = step("building the retrieval index", lambda: _build_index(settings, progress))

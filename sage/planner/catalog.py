@@ -115,6 +115,8 @@ class Catalog:
 
 _catalogs: dict[str, Catalog] = {}
 _catalog_lock = threading.Lock()
+#: held while a catalog is read from the database, so concurrent first questions read it once
+_load_lock = threading.Lock()
 
 
 def _split_county(name: str) -> tuple[str, str]:
@@ -159,6 +161,15 @@ def load_catalog(settings) -> Catalog:
         cat = _catalogs.get(key)
     if cat is not None and cat.generation == semantic.generation(settings):
         return cat
+    with _load_lock:  # sessions asking their first questions at once: one reads the database, the others wait
+        with _catalog_lock:
+            cat = _catalogs.get(key)
+        if cat is not None and cat.generation == semantic.generation(settings):
+            return cat
+        return _read(settings, key)
+
+
+def _read(settings, key: str) -> Catalog:
     from ..db import owner
 
     measures = load_measures(settings)

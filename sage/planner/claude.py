@@ -13,10 +13,15 @@ Choices, and why:
 * **Prompt caching**: the system prompt and the worked examples are the same for every question, so they go in
   the ``system`` blocks with ``cache_control: ephemeral`` on the last one; only the retrieved context, the failed
   attempts and the question (the user message) change.
-* **The SDK does transport**: its own retries (``max_retries``, exponential back-off honouring ``retry-after``) on
-  429, 5xx, 529 and connection errors, with ``settings.claude_timeout_s`` per try; ``ANTHROPIC_BASE_URL`` is
-  honoured by the SDK itself (never passed here).  The key is passed explicitly from :class:`Settings`, so no other
-  credential in the environment (``ANTHROPIC_AUTH_TOKEN``, profiles) is ever read or sent.
+* **The SDK does transport**: its own retries (``SAGE_CLAUDE_MAX_RETRIES``, default 2, so at most three requests)
+  on 408, 409, 429, 5xx, 529 and connection errors, with ``settings.claude_timeout_s`` per try.  Between tries it
+  waits 0.5 s, then 1 s, 2 s ... (at most 8 s, less up to a quarter for jitter), or what the API's
+  ``retry-after-ms`` / ``retry-after`` header asks for, which the SDK obeys without an upper bound: a reply asking
+  for more than :data:`MAX_RETRY_WAIT_S` is not retried at all (:func:`bounded_retry_wait`), so a rate-limited
+  question ends with a clear ``rate_limited`` error within seconds instead of sleeping for as long as the server
+  says.  ``ANTHROPIC_BASE_URL`` is honoured by the SDK itself (never passed here).  The key is passed explicitly
+  from :class:`Settings`, so no other credential in the environment (``ANTHROPIC_AUTH_TOKEN``, profiles) is ever
+  read or sent.
 * Errors become :class:`PlanningError` with a ``kind`` the app and CLI can act on: ``no_key``, ``bad_key``,
   ``rate_limited``, ``network``, ``bad_answer``, ``api``.
 """
@@ -113,8 +118,8 @@ PLAN_SCHEMA: dict[str, Any] = transform_schema(pydantic.TypeAdapter(PlanModel).j
 
 #: the answer is ~100-600 tokens of JSON; the headroom covers a model that thinks before answering
 MAX_TOKENS = 4096
-#: the SDK's own retries (429, 5xx, 529, connection errors), with its back-off
-MAX_RETRIES = 2
+#: a 429/529/5xx whose retry-after asks for a longer wait than this is not retried (the SDK would sleep that long)
+MAX_RETRY_WAIT_S = 10.0
 
 _OFFLINE_HINT = "or use the offline planner (SAGE_PLANNER=offline, or --planner offline)"
 
@@ -147,7 +152,7 @@ class ClaudePlanner:
         measures_fn: Callable[[str], Sequence[Any]] | None = None,
         *,
         examples_fn: Callable[[str], Sequence[Any]] | None = None,
-        max_retries: int = MAX_RETRIES,
+        max_retries: int | None = None,
         max_tokens: int = MAX_TOKENS,
     ) -> None:
         if not settings.anthropic_api_key:
@@ -164,8 +169,8 @@ class ClaudePlanner:
         self._client = anthropic.Anthropic(
             api_key=settings.anthropic_api_key,
             timeout=settings.claude_timeout_s,
-            max_retries=max_retries,
-            middleware=[unusable_reply],
+            max_retries=settings.claude_max_retries if max_retries is None else max_retries,
+            middleware=[bounded_retry_wait, unusable_reply],
         )
         self._system = system_blocks()
 
@@ -262,12 +267,14 @@ def _planning_error(exc: Exception, settings: Settings) -> PlanningError:
     if isinstance(exc, (anthropic.RateLimitError, anthropic.OverloadedError)):
         limited = isinstance(exc, anthropic.RateLimitError)
         what = "rate limit was reached (429)" if limited else "API is overloaded (529)"
-        return PlanningError(
-            f"The Anthropic {what} and the retries did not get through. Wait a minute and ask again, "
-            f"{_OFFLINE_HINT}.",
-            kind=ErrorKind.RATE_LIMITED,
-            detail=detail,
-        )
+        wait = retry_after_s(exc.response.headers)
+        if wait is not None and wait > MAX_RETRY_WAIT_S:
+            message = (f"The Anthropic {what} and it asks to wait {wait:.0f} s before trying again. Ask again "
+                       f"after that, {_OFFLINE_HINT}.")
+        else:
+            message = (f"The Anthropic {what} and the retries did not get through. Wait a minute and ask again, "
+                       f"{_OFFLINE_HINT}.")
+        return PlanningError(message, kind=ErrorKind.RATE_LIMITED, detail=detail)
     if isinstance(exc, anthropic.APIStatusError):
         status = exc.status_code
         if status == 403:
@@ -292,6 +299,43 @@ def _bad_answer(why: str, raw: str = "") -> PlanningError:
         kind=ErrorKind.BAD_ANSWER,
         detail=raw[:500] or why,
     )
+
+
+def bounded_retry_wait(request: APIRequest, call_next: CallNext) -> APIResponse[Any]:
+    """Client middleware: an error reply that asks for a wait over :data:`MAX_RETRY_WAIT_S` is marked
+    ``x-should-retry: false``, so the SDK raises it at once instead of sleeping (it obeys any retry-after)."""
+    response = call_next(request)
+    http = response.http_response
+    if http.is_success:
+        return response
+    wait = retry_after_s(http.headers)
+    if wait is not None and wait > MAX_RETRY_WAIT_S:
+        log.info("the Anthropic API asks to wait %.0f s before retrying; not retrying", wait)
+        http.headers["x-should-retry"] = "false"
+    return response
+
+
+def retry_after_s(headers: Any) -> float | None:
+    """The wait an error reply asks for, in seconds (``retry-after-ms``, else ``retry-after`` in seconds or as an
+    HTTP date), as the SDK reads it; None when it asks for none."""
+    try:
+        return float(headers.get("retry-after-ms")) / 1000
+    except (TypeError, ValueError):
+        pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    import email.utils
+    import time
+
+    parsed = email.utils.parsedate_tz(value)
+    if parsed is None:
+        return None
+    return email.utils.mktime_tz(parsed) - time.time()
 
 
 def unusable_reply(request: APIRequest, call_next: CallNext) -> APIResponse[Any]:
@@ -344,4 +388,5 @@ def usage_of(response: Any, model: str) -> dict[str, Any]:
     return usage
 
 
-__all__ = ["PLAN_SCHEMA", "ClaudePlanner", "PlanModel", "system_blocks", "unusable_reply", "usage_of"]
+__all__ = ["MAX_RETRY_WAIT_S", "PLAN_SCHEMA", "ClaudePlanner", "PlanModel", "bounded_retry_wait", "retry_after_s",
+           "system_blocks", "unusable_reply", "usage_of"]
