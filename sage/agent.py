@@ -17,6 +17,7 @@ from typing import Any
 
 from . import db, execute, guard, querylog
 from .answer import Answer
+from .catalog_index import loaded_table_ids
 from .census.codes import ACS_VARIABLE
 from .errors import (
     DatabaseError,
@@ -29,7 +30,7 @@ from .errors import (
     SageError,
 )
 from .planner.base import Attempt, Plan, Planner, PriorTurn
-from .retrieve import retrieve
+from .retrieve import retrieve_parts
 from .settings import Settings
 from .types import Chunk, StageProgress
 
@@ -117,7 +118,9 @@ def ask(
 
         progress("retrieving", {})
         t = time.perf_counter()
-        answer.chunks = _context(retrieve(settings, text, top_k=_RETRIEVE_POOL))
+        found, catalog = retrieve_parts(settings, text, [(_LOADED_TYPES, _RETRIEVE_POOL),
+                                                         (("acs_table",), _TOP_CATALOG)])
+        answer.chunks = _context(found) + catalog
         timings["retrieve"] = _ms(t)
         _loop(answer, planner, settings, progress, timings, context)
     except SageError as exc:
@@ -133,10 +136,14 @@ def ask(
 _RETRIEVE_POOL = 200
 #: how many variables go to the planner
 _TOP_VARIABLES = 10
+#: what the data holds: the schema and the variables with estimates
+_LOADED_TYPES = ("table", "column", "variable")
+#: how many ACS tables that are not loaded go to the planner (after the rest), so it can name the one to fetch
+_TOP_CATALOG = 5
 
 
 def _context(chunks: list[Chunk]) -> list[Chunk]:
-    """Every table and column chunk (a table without its columns misleads), then the best variables."""
+    """The best variables, then every table and column chunk (a table without its columns misleads)."""
     schema = [c for c in chunks if c.object_type != "variable"]
     variables = [c for c in chunks if c.object_type == "variable"][:_TOP_VARIABLES]
     return variables + schema
@@ -162,7 +169,10 @@ def _loop(answer: Answer, planner: Planner, settings: Settings, progress: StageP
             answer.error = None
             answer.decline = plan.assumptions[0] if plan.assumptions else "The data cannot answer this question."
             answer.decline_kind = ErrorKind(plan.decline_kind)
-            answer.fetch = plan.fetch
+            answer.fetch = _still_to_fetch(settings, plan.fetch) if plan.decline_kind == ErrorKind.NEEDS_FETCH \
+                else plan.fetch
+            if answer.decline_kind == ErrorKind.NEEDS_FETCH and not answer.fetch:
+                answer.decline_kind, answer.fetch = ErrorKind.DECLINED, None
             return
         if any(a.sql.strip() == plan.sql.strip() for a in answer.attempts):
             log.info("planner repeated a failed SQL; counting it as a failed try")
@@ -200,6 +210,20 @@ def _loop(answer: Answer, planner: Planner, settings: Settings, progress: StageP
         "Try rephrasing the question, or edit the SQL below and run it again.",
         kind=ErrorKind.ATTEMPTS_EXHAUSTED,
     )
+
+
+def _still_to_fetch(settings: Settings, fetch: dict | None) -> dict | None:
+    """A ``needs_fetch`` decline's tables less those that are loaded by now (a planner may be wrong, or another
+    session may have loaded one meanwhile); None when none is left (the decline is then a plain one)."""
+    if not fetch or not fetch.get("tables"):
+        return None
+    try:
+        with db.owner(settings) as conn:
+            loaded = loaded_table_ids(conn)
+    except SageError:  # the database went away: the planner's word stands
+        return fetch
+    tables = [t for t in fetch["tables"] if t not in loaded]
+    return {**fetch, "tables": tables} if tables else None
 
 
 def _take_plan(answer: Answer, plan: Plan) -> None:

@@ -108,7 +108,36 @@ def cmd_status(args) -> int:
             print(f"  {t}: {n:,} rows")
         print(f"vintages: {', '.join(info.vintages) or 'none'}")
         print(f"index: {info.index.chunks:,} chunks ({info.index.model})")
+        c = info.catalog
+        if c is not None:
+            state = f"; being built by {c.builder}" if c.building else ""
+            print(f"ACS table catalog: {c.entries:,} of {c.expected:,} tables that are not loaded indexed{state}")
         print(f"planner: {info.planner}")
+    return 0
+
+
+def cmd_index(args) -> int:
+    from .index import index_schema
+
+    settings = _settings(args)
+    progress = _Progress()
+    report: dict[str, Any] = {"index": index_schema(settings, progress=progress, rebuild=args.rebuild).to_dict()}
+    if args.catalog:
+        from .catalog_index import index_catalog
+
+        report["catalog"] = index_catalog(settings, progress=progress, rebuild=args.rebuild).to_dict()
+    if args.json:
+        _print_json(report)
+    else:
+        index = report["index"]
+        print(f"Retrieval index: {index['upserted']:,} chunks embedded, {index['unchanged']:,} unchanged, "
+              f"{index['deleted']:,} deleted in {index['seconds']:.1f} s.")
+        catalog = report.get("catalog")
+        if catalog:
+            print(f"ACS table catalog: {catalog['upserted']:,} tables embedded, {catalog['unchanged']:,} unchanged, "
+                  f"{catalog['deleted']:,} deleted; {catalog['entries']:,} indexed, in {catalog['seconds']:.1f} s.")
+        else:
+            print("The ACS table catalog (the tables that are not loaded) is built with --catalog, or by the app.")
     return 0
 
 
@@ -197,7 +226,7 @@ def cmd_retrieve(args) -> int:
         _print_json([c.to_dict() for c in chunks])
     else:
         for c in chunks:
-            print(f"{c.score:.3f}  {c.object_type:<8} {c.object_ref:<40} {c.content[:80]!r}")
+            print(f"{c.score:.3f}  {c.object_type:<9} {c.object_ref:<40} {c.content[:80]!r}")
     return 0
 
 
@@ -282,7 +311,11 @@ def build_parser() -> argparse.ArgumentParser:
     sp = add("retrieve", cmd_retrieve, "the schema pieces and variables retrieved for a question")
     sp.add_argument("question")
     sp.add_argument("--top-k", type=int, default=10)
-    sp.add_argument("--types", help="comma-separated: table,column,variable")
+    sp.add_argument("--types", help="comma-separated: table,column,variable,acs_table (ACS tables not loaded)")
+    sp = add("index", cmd_index, "bring the retrieval index up to date (--catalog: also the ACS tables not loaded)")
+    sp.add_argument("--catalog", action="store_true",
+                    help="also embed the ACS table catalog's tables that are not loaded (about 1,100; a minute or two)")
+    sp.add_argument("--rebuild", action="store_true", help="re-embed everything, not only what changed")
     sp = add("eval", cmd_eval, "run a JSON Lines question set with gold SQL and score the answers")
     sp.add_argument("file")
     sp.add_argument("--planner", choices=["auto", "claude", "offline"])

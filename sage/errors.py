@@ -71,6 +71,11 @@ class ErrorKind(StrEnum):
     BAD_REQUEST = "bad_request"
     BAD_RESPONSE = "bad_response"
     INVALID_ARGUMENT = "invalid_argument"
+    #: another process or session is doing the same long job right now (a fetch, the catalog index); the message
+    #: names who and what
+    BUSY = "busy"
+    #: fetching from the app is turned off (SAGE_ALLOW_FETCH) for this database
+    FETCH_DISALLOWED = "fetch_disallowed"
 
 
 class SageError(Exception):

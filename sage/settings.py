@@ -31,6 +31,16 @@ DEFAULT_MODEL = "claude-sonnet-5-5"
 #: which planner answers: ``auto`` is Claude when a key is set, else offline
 PlannerName = Literal["auto", "claude", "offline"]
 PLANNERS: tuple[PlannerName, ...] = get_args(PlannerName)
+#: whether the app builds the catalog part of the retrieval index in the background (``off``: only
+#: ``python -m sage index --catalog`` does)
+CatalogIndexMode = Literal["background", "off"]
+CATALOG_INDEX_MODES: tuple[CatalogIndexMode, ...] = get_args(CatalogIndexMode)
+#: whether the app may load ACS tables from the Census Data API: ``auto`` is on for the embedded database and off
+#: for a DATABASE_URL (a shared server is changed by its administrator, with ``python -m sage census fetch``)
+AllowFetch = Literal["auto", "on", "off"]
+ALLOW_FETCH: tuple[AllowFetch, ...] = get_args(AllowFetch)
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"0", "false", "no", "off"})
 
 
 @dataclass(frozen=True)
@@ -55,6 +65,8 @@ class Settings:
     census_api_url: str = "https://api.census.gov/data"
     max_question_chars: int = 2000
     claude_timeout_s: float = 60.0
+    catalog_index: CatalogIndexMode = "background"
+    allow_fetch: AllowFetch = "auto"
     data_path: Path = PROJECT_ROOT / "data"
 
     def __post_init__(self) -> None:
@@ -62,6 +74,12 @@ class Settings:
             raise SettingsError(
                 f"SAGE_PLANNER must be one of {', '.join(PLANNERS)}, not {self.planner!r}.", setting="SAGE_PLANNER"
             )
+        if self.catalog_index not in CATALOG_INDEX_MODES:
+            raise SettingsError(f"SAGE_CATALOG_INDEX must be background or off, not {self.catalog_index!r}.",
+                                setting="SAGE_CATALOG_INDEX")
+        if self.allow_fetch not in ALLOW_FETCH:
+            raise SettingsError(f"SAGE_ALLOW_FETCH must be auto, 1 or 0, not {self.allow_fetch!r}.",
+                                setting="SAGE_ALLOW_FETCH")
         for name, low in (("max_attempts", 1), ("statement_timeout_ms", 100), ("max_rows", 1)):
             if getattr(self, name) < low:
                 env = _ENV_FOR[name]
@@ -71,6 +89,11 @@ class Settings:
     def embedded(self) -> bool:
         """True when the product runs its own PostgreSQL in ``data_dir`` (no DATABASE_URL given)."""
         return not self.database_url
+
+    @property
+    def fetch_allowed(self) -> bool:
+        """Whether the app may load ACS tables (SAGE_ALLOW_FETCH; ``auto``: only into the embedded database)."""
+        return self.allow_fetch == "on" or (self.allow_fetch == "auto" and self.embedded)
 
     @property
     def effective_planner(self) -> Literal["claude", "offline"]:
@@ -97,6 +120,8 @@ class Settings:
             "max_rows": self.max_rows,
             "embedding_model": self.embedding_model or "bundled all-MiniLM-L6-v2 (int8 ONNX, offline)",
             "census_api_key": "set" if self.census_api_key else "not set",
+            "allow_fetch": f"{self.allow_fetch} ({'on' if self.fetch_allowed else 'off'})",
+            "catalog_index": self.catalog_index,
         }
 
 
@@ -116,6 +141,8 @@ _ENV_FOR = {
     "census_api_url": "SAGE_CENSUS_API_URL",
     "max_question_chars": "SAGE_MAX_QUESTION_CHARS",
     "claude_timeout_s": "SAGE_CLAUDE_TIMEOUT_S",
+    "catalog_index": "SAGE_CATALOG_INDEX",
+    "allow_fetch": "SAGE_ALLOW_FETCH",
 }
 
 
@@ -192,4 +219,7 @@ def _coerce(name: str, env: str, raw: Any, hint: str) -> Any:
     except ValueError as exc:
         raise SettingsError(f"{env} must be a number, not {raw!r}.", setting=env) from exc
     value = str(raw).strip()
-    return value.lower() if name == "planner" else value
+    if name == "allow_fetch":
+        low = value.lower()
+        return "on" if low in _TRUE else "off" if low in _FALSE else low
+    return value.lower() if name in ("planner", "catalog_index") else value

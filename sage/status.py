@@ -12,6 +12,7 @@ from typing import Any
 import psycopg
 
 from . import db
+from .catalog_index import CatalogStatus, catalog_status
 from .census.loader import SHIPPED
 from .census.schema import TABLES
 from .settings import Settings
@@ -56,6 +57,8 @@ class StatusInfo:
     #: None when ``public.variables`` is empty
     vintage_detail: list[VintageInfo] | None
     ready: bool
+    #: the catalog part of the index (the ACS tables not loaded): indexed / expected, and whether a build runs
+    catalog: CatalogStatus | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON of `python -m sage status --json` (``vintage_detail`` only when there are variables)."""
@@ -66,7 +69,8 @@ class StatusInfo:
 
 
 def status(settings: Settings) -> StatusInfo:
-    """The database, its tables and vintages, the retrieval index and the planner, read on the owner's connection."""
+    """The database, its tables and vintages, the retrieval index (with its catalog part) and the planner, read on
+    the owner's connection."""
     info = db.server_info(settings)
     tables: dict[str, int] = {}
     vintages: list[str] = []
@@ -90,6 +94,7 @@ def status(settings: Settings) -> StatusInfo:
             if row:
                 index = IndexInfo(chunks=row[0], model=row[1])
     planner = settings.effective_planner
+    catalog = catalog_status(settings, model=index.model) if tables["public.estimates"] else None
     return StatusInfo(
         database=DatabaseInfo(embedded=info["embedded"], server_version=info["server_version"], host=info["host"]),
         tables=tables,
@@ -99,6 +104,7 @@ def status(settings: Settings) -> StatusInfo:
         model=settings.model if planner == "claude" else None,
         vintage_detail=detail,
         ready=bool(tables["public.estimates"]) and bool(index.chunks),
+        catalog=catalog,
     )
 
 
