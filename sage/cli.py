@@ -262,9 +262,12 @@ def cmd_census(args) -> int:
     if not (args.preset or args.tables):
         print("Name the tables (--tables B25003,B08301) or a preset (--preset core).", file=sys.stderr)
         return 2
+    from .census.fetch_job import locked_fetch
+
     tables = fetch.resolve_tables(args.tables or [], preset=args.preset)
     geos = tuple(g.strip() for g in args.geographies.split(",") if g.strip())
-    report = fetch.fetch_tables(settings, tables, args.vintage, geographies=geos, progress=_Progress())
+    # one fetch at a time per database, the app's included: refused at once (naming who) when another runs
+    report = locked_fetch(settings, tables, args.vintage, geos, progress=_Progress(), who="the command line")
     if args.json:
         _print_json(report)
     else:
