@@ -51,6 +51,7 @@ typed = st.chat_input("Ask about US states and counties, e.g. “median rent by 
 question = typed if typed is not None else st.session_state.pop("pending_question", None)
 
 with current:
+    ui.fetch_notice()
     if question is not None:
         try:
             question = validate_question(question, settings)

@@ -156,6 +156,68 @@ def test_a_question_the_data_cannot_answer_offers_suggestions(app):
     assert turns(app)[1].question == answer.suggestions[0]
 
 
+def _keyed(app_settings, monkeypatch, **changes) -> AppTest:
+    """The app on the session database with other settings (a Census API key, fetching off)."""
+    changed = app_settings.replace(**changes)
+    monkeypatch.setattr(resources, "load_settings", lambda: changed)
+    st.cache_resource.clear()
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _shown(at: AppTest) -> str:
+    return " ".join(str(el.value) for el in (*at.info, *at.caption, *at.markdown, *at.code)).replace("\\", "")
+
+
+def test_a_table_that_is_not_loaded_says_how_to_get_a_key_without_one(app):
+    ask(app, "What is the homeownership rate in West Virginia?")
+    answer = turns(app)[0].answer
+    assert answer.decline_kind == "needs_fetch" and answer.fetch["tables"] == ["B25003"]
+    shown = _shown(app)
+    assert "https://api.census.gov/data/key_signup.html" in shown and "CENSUS_API_KEY" in shown
+    assert ".streamlit/secrets.toml" in shown and "census fetch --vintage 2023 --tables B25003" in shown
+    assert not [b for b in app.button if b.key and b.key.endswith("-load")]
+
+
+def test_a_table_that_is_not_loaded_gets_a_load_button_with_a_key(app_settings, monkeypatch):
+    at = ask(_keyed(app_settings, monkeypatch, census_api_key="census-test-key"),
+             "What is the homeownership rate in West Virginia?")
+    [load] = [b for b in at.button if b.key and b.key.endswith("-load")]
+    assert load.label == "Load table B25003 (Tenure) for all states and counties"
+    assert "census-test-key" not in _shown(at)
+
+
+def test_loading_is_turned_off_for_a_shared_database(app_settings, monkeypatch):
+    at = ask(_keyed(app_settings, monkeypatch, census_api_key="census-test-key", allow_fetch="off"),
+             "What is the homeownership rate in West Virginia?")
+    assert not [b for b in at.button if b.key and b.key.endswith("-load")]
+    assert "SAGE_ALLOW_FETCH" in _shown(at)
+
+
+def test_explore_searches_the_catalog_and_offers_to_load_a_table(app_settings, monkeypatch):
+    at = _keyed(app_settings, monkeypatch, census_api_key="census-test-key")
+    at.switch_page("app_pages/explore.py").run()
+    at.text_input(key="explore-catalog-search").set_value("tenure").run()
+    assert not at.exception, at.exception
+    found = at.dataframe[-1].value
+    assert "B25003" in found["table_id"].tolist() and not found.set_index("table_id").loc["B25003", "loaded"]
+    at.selectbox(key="explore-catalog-pick").set_value("B25003").run()
+    assert [b.label for b in at.button if b.key == "explore-load-B25003-load"] == [
+        "Load table B25003 (Tenure) for all states and counties"]
+    at.text_input(key="explore-catalog-search").set_value("B19013").run()
+    assert at.dataframe[-1].value.set_index("table_id").loc["B19013", "loaded"]  # shipped: loaded already
+
+
+def test_status_reports_the_catalog_part_of_the_index(app):
+    app.switch_page("app_pages/status.py").run()
+    assert not app.exception, app.exception
+    shown = _shown(app)
+    assert "ACS tables that are not loaded are indexed" in shown
+    assert "SAGE_CATALOG_INDEX=off" in shown  # the test settings turn background indexing off
+    assert any(b.key == "status-catalog" for b in app.button)
+
+
 def test_model_text_is_escaped_before_markdown():
     raw = "![x](https://example.com/leak?q=1) <b>bold</b> $x$ :red[alarm] *hi*"
     escaped = text.md(raw)

@@ -4,7 +4,8 @@
 * :mod:`.resources` — settings, first-run setup and the planner, cached per process;
 * :mod:`.errors` — a :class:`~sage.errors.SageError` as a user should see it;
 * :mod:`.turns` — one question and its answer in the conversation (:class:`~.turns.Turn`, kept in session state);
-* :mod:`.card` — the answer card.
+* :mod:`.card` — the answer card;
+* :mod:`.fetching` — loading an ACS table from the app (a decline card's button, the Explore page's).
 
 ``sage`` never imports streamlit (docs/design.md), and pages stay thin: a page reads its widgets, calls one ``sage``
 function per step and draws what comes back with these helpers.
@@ -12,9 +13,10 @@ function per step and draws what comes back with these helpers.
 
 from .card import answer_card
 from .errors import show_error
+from .fetching import fetch_action, fetch_notice
 from .resources import ensure_ready, get_planner, get_settings, settings_or_stop
 from .text import SOURCE, bullets, md
 from .turns import Turn, ask_later, new_turn, run_with_status
 
-__all__ = ["SOURCE", "Turn", "answer_card", "ask_later", "bullets", "ensure_ready", "get_planner", "get_settings",
-           "md", "new_turn", "run_with_status", "settings_or_stop", "show_error"]
+__all__ = ["SOURCE", "Turn", "answer_card", "ask_later", "bullets", "ensure_ready", "fetch_action", "fetch_notice",
+           "get_planner", "get_settings", "md", "new_turn", "run_with_status", "settings_or_stop", "show_error"]

@@ -208,17 +208,22 @@ class FetchJob:
         return (self.finished or time.monotonic()) - self.started
 
     def progress(self, step: str, done: int = 0, total: int = 0) -> None:
-        """``fetch_tables``' progress as one fraction: the tables share 90 % (metadata, the downloads, the load),
-        the retrieval index refresh the rest."""
-        self.step = step
+        """``fetch_tables``' progress as words and one fraction: the tables share 90 % (their description, the
+        downloads, the load), the retrieval index refresh the rest."""
         part = done / total if total else 0.0
         n = max(1, len(self.tables))
         table, _, stage = step.partition(": ")
         if stage and table in self.tables:
             within = {"metadata": 0.05 * part, "download": 0.05 + 0.75 * part, "load": 0.8 + 0.2 * part}.get(stage, 0)
             value = 0.9 * (self.tables.index(table) + within) / n
+            self.step = {
+                "metadata": f"{table}: reading its lines",
+                "download": f"{table}: downloading" + (f" ({done} of {total} requests)" if total > 1 else ""),
+                "load": f"{table}: writing it to the database",
+            }.get(stage, step)
         else:  # the index refresh after the loads
             value = 0.9 + 0.1 * (part if step == "embedding" else 0.5 if step == "writing the index" else 0.0)
+            self.step = "updating the retrieval index"
         self.fraction = max(self.fraction, min(1.0, value))
 
     def wait(self, timeout: float | None = None) -> bool:
