@@ -53,9 +53,8 @@ class PlanDecline(pydantic.BaseModel):
     model_config = pydantic.ConfigDict(json_schema_extra=lambda schema: _bare_schema(schema))
 
     kind: Literal["declined", "needs_fetch"] = pydantic.Field(
-        description='"needs_fetch" when a table listed as NOT loaded would answer the question, else "declined".')
-    tables: list[str] = pydantic.Field(
-        default_factory=list, description='For "needs_fetch": the ids of the not-loaded tables that would answer it.')
+        description="needs_fetch: a table listed as NOT loaded would answer it.")
+    tables: list[str] = pydantic.Field(default_factory=list, description="needs_fetch: the table ids to load.")
 
     @pydantic.field_validator("kind", mode="before")
     @classmethod
@@ -87,8 +86,7 @@ class PlanModel(pydantic.BaseModel):
         description="Short plain-English assumptions a census analyst needs to trust the answer."
     )
     display_hint: DisplayHint = pydantic.Field(validation_alias=pydantic.AliasChoices("displayHint", "display_hint"))
-    decline: PlanDecline | None = pydantic.Field(
-        default=None, description='Only when sql is "": why, and for needs_fetch the tables to load.')
+    decline: PlanDecline | None = pydantic.Field(default=None, description='Only with sql "".')
 
     @pydantic.model_validator(mode="before")
     @classmethod

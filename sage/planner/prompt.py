@@ -475,7 +475,7 @@ def format_schema_context(chunks: Sequence[Chunk], measures: Sequence[Any] = ())
 
 
 #: longest line kept of a not-loaded table (its title, universe and main lines)
-MAX_CATALOG_LINE_CHARS = 400
+MAX_CATALOG_LINE_CHARS = 220
 
 
 def _not_loaded_line(text: str) -> str:
