@@ -16,6 +16,7 @@ import psycopg
 from psycopg import sql as pgsql
 
 from .db import scalar
+from .errors import DatabaseError
 
 #: the first key of every lock of the product ("SAGE" in ASCII); the second says which lock
 NAMESPACE = 0x53414745
@@ -45,7 +46,17 @@ def try_lock(conn: psycopg.Connection, key: int, what: str) -> bool:
     """
     label = what.encode("utf-8")[:_NAME_BYTES].decode("utf-8", "ignore")
     conn.execute(pgsql.SQL("SET application_name = {}").format(pgsql.Literal(label)))
-    return bool(scalar(conn, "SELECT pg_try_advisory_lock(%s, %s)", (NAMESPACE, key)))
+    try:
+        return bool(scalar(conn, "SELECT pg_try_advisory_lock(%s, %s)", (NAMESPACE, key)))
+    except psycopg.errors.InsufficientPrivilege as exc:
+        # the reader role's confinement revokes the advisory-lock functions from PUBLIC; run by a superuser (the
+        # administrator's SQL of setup), that revoke reaches a database owner who is not a superuser too
+        raise DatabaseError(
+            "This database login may not take advisory locks (EXECUTE on pg_try_advisory_lock was revoked from "
+            "PUBLIC). Ask an administrator to run: GRANT EXECUTE ON FUNCTION pg_try_advisory_lock(integer, "
+            "integer), pg_advisory_unlock(integer, integer) TO <the login of DATABASE_URL>.",
+            detail=str(exc),
+        ) from exc
 
 
 def unlock(conn: psycopg.Connection, key: int) -> None:

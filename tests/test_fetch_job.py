@@ -256,3 +256,24 @@ def test_questions_are_answered_while_a_table_loads(fs, fake):
     finally:
         finished(job)
     assert job.state == "done"
+
+
+def test_a_login_that_may_not_take_advisory_locks_is_told_what_to_grant(settings):
+    """Setup's confinement of the reader revokes the advisory-lock functions from PUBLIC: a database owner who is
+    not a superuser (DATABASE_URL, the administrator ran setup's SQL) gets a message, not a psycopg error."""
+    import psycopg
+
+    from sage.errors import DatabaseError
+    from sage.settings import with_user
+
+    role = "sage_lock_test"
+    with db.owner(settings) as conn:
+        conn.execute(f"DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '{role}') THEN "
+                     f"CREATE ROLE {role} LOGIN; END IF; END $$")
+    try:
+        with psycopg.connect(with_user(db.admin_url(settings), role, None), autocommit=True) as conn:
+            with pytest.raises(DatabaseError, match="GRANT EXECUTE ON FUNCTION pg_try_advisory_lock"):
+                locks.try_lock(conn, locks.CENSUS_FETCH, "sage fetch B25003 by a test")
+    finally:
+        with db.owner(settings) as conn:
+            conn.execute(f"DROP ROLE IF EXISTS {role}")
