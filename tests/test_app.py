@@ -1,9 +1,11 @@
 """The Streamlit app through ``streamlit.testing.v1.AppTest``: every page, on the session database, with the
-offline planner end to end (no fakes between the page and PostgreSQL)."""
+offline planner end to end (no fakes between the page and PostgreSQL); loading a table from a card runs on a
+database of its own against the fake Census API."""
 
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 import streamlit as st
@@ -12,11 +14,14 @@ from streamlit.testing.v1 import AppTest
 from app_pages.components import resources, text
 from app_pages.components.turns import Turn
 from sage import db
+from sage.census.setup import run_setup
 from sage.settings import PROJECT_ROOT
 
 from .conftest import make_settings
+from .fake_census_api import FakeCensusApi
 
 APP = str(PROJECT_ROOT / "app.py")
+FETCH_KEY = "fake-app-key-0123456789"
 TIMEOUT = 60  # the first run imports the engine and warms the embedder
 
 
@@ -344,3 +349,51 @@ def test_a_database_that_is_down_is_explained(monkeypatch):
         assert "password" not in errors.lower() or "sage@" not in errors
     finally:
         st.cache_resource.clear()
+
+
+# --- loading a table from the card (its own database and the fake Census API: it changes a table) ---------------
+
+
+@pytest.fixture(scope="module")
+def census_api():
+    with FakeCensusApi(required_key=FETCH_KEY) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def fetch_db(tmp_path_factory):
+    s = make_settings(data_dir=tmp_path_factory.mktemp("app-fetch-db") / "pgdata", planner="offline")
+    run_setup(s)
+    return s
+
+
+def test_the_card_loads_the_table_and_asks_again(fetch_db, census_api, monkeypatch):
+    fs = fetch_db.replace(census_api_url=census_api.base_url, census_api_key=FETCH_KEY)
+    monkeypatch.setattr(resources, "load_settings", lambda: fs)
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    try:
+        at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+        at.chat_input(key="question").set_value("What is the vacancy rate in Maine?").run()
+        [turn] = at.session_state["turns"]
+        assert turn.answer.decline_kind == "needs_fetch" and turn.answer.fetch["tables"] == ["B25002"]
+        [load] = [b for b in at.button if b.key and b.key.endswith("-load")]
+        assert load.label == "Load table B25002 (Occupancy Status) for all states and counties"
+        load.click().run()
+        assert not at.exception, at.exception
+        deadline = time.monotonic() + 120
+        while at.session_state["fetch_jobs"] and time.monotonic() < deadline:
+            bars = [p.proto.text.replace("\\", "") for p in at.get("progress")]
+            assert any(b.startswith("Loading B25002 (Occupancy Status) for all states and counties: ") for b in bars)
+            time.sleep(0.5)
+            at.run()
+            assert not at.exception, at.exception
+        turns = at.session_state["turns"]
+        assert len(turns) == 2 and turns[1].question == "What is the vacancy rate in Maine?"
+        assert turns[1].answer.answered and "B25002_003E" in turns[1].answer.sql
+        assert any("Loaded B25002 (Occupancy Status) for all states and counties" in s.value.replace("\\", "")
+                   for s in at.success)
+        assert not [b for b in at.button if b.key and b.key.endswith("-load")]  # the first card says it is loaded
+    finally:
+        st.cache_resource.clear()
+        st.cache_data.clear()

@@ -277,3 +277,4 @@ def test_a_login_that_may_not_take_advisory_locks_is_told_what_to_grant(settings
     finally:
         with db.owner(settings) as conn:
             conn.execute(f"DROP ROLE IF EXISTS {role}")
+
