@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from ..text import overlaps
 from .catalog import Catalog, County, State, counties_named, is_measure_word
 from .declines import Decline, county_suggestions, state_suggestions
+from .localities import bare_locality, is_place_word, unknown_place
 from .parsed import Parse, Place
 from .vocabulary import (
     COMMON_ENGLISH,
@@ -320,13 +321,29 @@ def find_unknown_places(p: Parse, cat: Catalog) -> None:
                 p.places = [pl for pl in p.places if pl.span[0] != nxt_span[0]]
                 _read_consolidated(p, one, span, word)
                 continue
+            if cat.localities and len(same) == 1 and not cat.localities_named(low, st):
+                # "Loudoun, VA": no Census place of that name in the state, so the name is the county's
+                c = same[0]
+                p.places = [pl for pl in p.places if pl.span[0] != nxt_span[0]]
+                span2 = (span[0], nxt_span[1])
+                p.blocked.append(span2)
+                p.places.append(Place("county", c.state, c, span2, "bare", word))
+                p.notes.append(f"“{word}” read as {c.label}: no city, town or CDP of that name in {st.name}.")
+                continue
+            if cat.localities and not same:
+                raise unknown_place(word, cat, st)
             raise Decline(
                 f"“{word}” looks like a city or town; the data has only states and counties "
                 "(county-equivalents), not cities, towns or ZIP codes"
                 + (f" — did you mean {join_words([c.label for c in same[:3]])}?" if same else "."),
                 county_suggestions(p, same[:2]) + state_suggestions(st))
         joined = prev in JOINERS or lead
-        if capital and (prev in STOP_BEFORE_PLACE or joined):
+        lower_place = (not capital and prev in STOP_BEFORE_PLACE and is_place_word(low)
+                       and bool(cat.localities_named(low)))
+        if (capital and (prev in STOP_BEFORE_PLACE or joined)) or lower_place:
+            # a Census place of that name, anywhere: the one there is, or ask which of several
+            if not counties_named(low, cat) and _locality(p, cat, tokens, i):
+                continue
             # a name of several words ("St Louis", "Santa Fe"): the longest that names counties
             name, same = word, counties_named(low, cat)
             k_used = 1
@@ -353,10 +370,24 @@ def find_unknown_places(p: Parse, cat: Catalog) -> None:
                 _read_consolidated(p, one, span, word)
                 continue
             word = name
+            if cat.localities and not same:
+                raise unknown_place(word, cat)
             sugg = county_suggestions(p, same[:3]) + state_suggestions(same[0].state if same else None)
             sugg = sugg[:3]
             raise Decline(
                 f"“{word}” is not a state or county in the data (it may be a city, region or other place; only "
                 "states and counties are covered)"
                 + (f" — did you mean {join_words([c.label for c in same[:3]])}?" if same else "."), sugg)
+
+
+def _locality(p: Parse, cat: Catalog, tokens: list[tuple[str, tuple[int, int]]], i: int) -> bool:
+    """The Census place named at token ``i`` (the longest name of up to four words that is one), or False."""
+    for k in (4, 3, 2, 1):
+        group = tokens[i:i + k]
+        if len(group) < k or any(overlaps(sp, p.blocked) for _, sp in group):
+            continue
+        name = " ".join(w for w, _ in group)
+        if cat.localities_named(name.lower()):
+            return bare_locality(p, cat, name, (group[0][1][0], group[-1][1][1]))
+    return False
 

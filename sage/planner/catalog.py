@@ -43,6 +43,63 @@ class County:
         return f"{self.name}, {self.state.abbr}"
 
 
+@dataclass(frozen=True)
+class Locality:
+    """A Census place — a city, town, village, borough or census-designated place (CDP)."""
+
+    geo_id: str
+    name: str  # 'Austin city', 'Urban Honolulu CDP', 'Nashville-Davidson metropolitan government (balance)'
+    state: State
+    bases: tuple[str, ...]  # normalised names it is called by: ('austin',), ('urban honolulu', 'honolulu')
+    kind: str  # 'city', 'town', 'village', 'borough', 'cdp', 'municipality', 'government', ...
+    population: float
+
+    @property
+    def label(self) -> str:
+        return f"{self.name}, {self.state.abbr}"
+
+    @property
+    def full_name(self) -> str:
+        """The Census NAME, as geography.name holds it: 'Austin city, Texas'."""
+        return f"{self.name}, {self.state.name}"
+
+    @property
+    def is_cdp(self) -> bool:
+        return self.kind == "cdp"
+
+
+#: the kinds at the end of a Census place name (longest first), and how the planner calls them
+_PLACE_KINDS = (
+    ("metropolitan government (balance)", "government"), ("consolidated government (balance)", "government"),
+    ("unified government (balance)", "government"), ("metro government (balance)", "government"),
+    ("city and borough", "city"), ("city (balance)", "city"), ("urban county", "county"), ("zona urbana", "cdp"),
+    ("(balance)", "government"), ("municipality", "municipality"), ("corporation", "city"), ("plantation", "town"),
+    ("comunidad", "cdp"), ("township", "town"), ("borough", "borough"), ("village", "village"), ("town", "town"),
+    ("city", "city"), ("cdp", "cdp"),
+)
+
+
+def place_bases(name: str) -> tuple[tuple[str, ...], str]:
+    """The names a Census place is called by, and its kind: "Nashville-Davidson metropolitan government
+    (balance)" -> (("nashville davidson", "nashville"), "government"); "Urban Honolulu CDP" ->
+    (("urban honolulu", "honolulu"), "cdp"); "Kailua CDP (Honolulu County)" -> (("kailua",), "cdp")."""
+    key = geo_key(re.sub(r"\s*\((?![^)]*balance)[^)]*\)\s*$", "", name))
+    kind = ""
+    for suffix, what in _PLACE_KINDS:
+        s = geo_key(suffix)
+        if key.endswith(" " + s):
+            key, kind = key[: -len(s) - 1].strip(), what
+            break
+    bases = [key]
+    if kind == "government" or key.startswith("urban "):
+        # "nashville davidson", "louisville jefferson county", "athens clarke county", "urban honolulu"
+        first = re.split(r"\s(?=(davidson|jefferson|clarke|richmond|silver)\b)", key)[0]
+        bases.append(first.replace("urban ", "", 1) if key.startswith("urban ") else first)
+    if key.endswith(" city") and kind == "city":  # "Boise City city", "Carson City"
+        bases.append(key[: -len(" city")])
+    return tuple(dict.fromkeys(b for b in bases if b)), kind
+
+
 _SUFFIXES = ("city and borough", "census area", "planning region", "municipality", "municipio", "borough",
              "parish", "county", "city")
 
@@ -58,6 +115,9 @@ class Catalog:
     #: measures defined over tables that are not loaded (a question about them is declined with ``needs_fetch``)
     inactive: list[Measure] = field(default_factory=list)
     data_path: Path | None = None
+    #: Census places (cities, towns, CDPs) and the levels with rows in public.geography
+    localities: list[Locality] = field(default_factory=list)
+    levels: frozenset[str] = frozenset({"state", "county"})
     generation: int = 0  # the semantic layer's generation this was built from (a fetch bumps it)
     state_by_key: dict[str, State] = field(default_factory=dict)
     state_by_abbr: dict[str, State] = field(default_factory=dict)
@@ -65,6 +125,8 @@ class Catalog:
     counties_by_state: dict[str, list[County]] = field(default_factory=dict)
     bases_by_suffix: dict[str, list[str]] = field(default_factory=dict)
     state_pattern: re.Pattern[str] = field(init=False)  # every state name, longest first (built below)
+    #: normalised place name -> the places called by it (all states), largest first
+    localities_by_base: dict[str, list[Locality]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for s in self.states:
@@ -81,6 +143,13 @@ class Catalog:
             self.bases_by_suffix.setdefault(suffix, []).append(base)
         names = sorted(self.state_by_key, key=len, reverse=True)
         self.state_pattern = re.compile(r"(?<![a-z])(" + "|".join(re.escape(n) for n in names) + r")s?(?![a-z])")
+        for loc in self.localities:
+            for b in loc.bases:
+                self.localities_by_base.setdefault(b, []).append(loc)
+                if b.startswith("st "):
+                    self.localities_by_base.setdefault("saint " + b[3:], []).append(loc)
+        for found in self.localities_by_base.values():
+            found.sort(key=lambda x: -x.population)
 
     @functools.cached_property
     def state_words(self) -> frozenset:
@@ -100,10 +169,24 @@ class Catalog:
         return next((m for m in self.measures if m.name == name), None)
 
     @functools.cached_property
-    def by_geo_id(self) -> dict[str, State | County]:
-        out: dict[str, State | County] = {s.geo_id: s for s in self.states}
+    def by_geo_id(self) -> dict[str, State | County | Locality]:
+        out: dict[str, State | County | Locality] = {s.geo_id: s for s in self.states}
         out.update({c.geo_id: c for c in self.counties})
+        out.update({x.geo_id: x for x in self.localities})
         return out
+
+    def localities_named(self, base: str, state: State | None = None) -> list[Locality]:
+        """Places called ``base`` (normalised), largest first; only those in ``state`` when given."""
+        found = self.localities_by_base.get(base, [])
+        return [x for x in found if state is None or x.state.fips == state.fips]
+
+    def same_area_county(self, loc: Locality) -> County | None:
+        """The county-equivalent that covers exactly the place's area (San Francisco, Denver, Baltimore city,
+        the Virginia independent cities): same name base in the same state and the same population."""
+        for c in self.counties_by_state.get(loc.state.fips, []):
+            if c.base in loc.bases and c.population == loc.population and loc.population > 0:
+                return c
+        return None
 
     def table_title(self, table_id: str) -> str | None:
         """The title of an ACS table (loaded or not) from the offline catalog the project ships."""
@@ -125,18 +208,28 @@ def _split_county(name: str) -> tuple[str, str]:
     return key, ""
 
 
+#: the levels whose rows the planner names one by one (tracts, ZIP areas, districts and metros are too many, or
+#: asked for by their code; their coverage is read per level from the semantic layer)
+NAMED_LEVELS = ("state", "county", "place")
+
+
 def _read_catalog(conn: psycopg.Connection):
-    """Every place, the places that have each variable, and populations (to order ambiguous names)."""
+    """Every named place, the places that have each variable, populations (to order ambiguous names), and the
+    levels with rows."""
     geo = conn.execute(
-        "SELECT geo_id, level, state_fips, state_abbr, state_name, county_name FROM public.geography"
+        "SELECT geo_id, level, state_fips, state_abbr, state_name, county_name, place_name FROM public.geography "
+        "WHERE level = ANY(%s)", (list(NAMED_LEVELS),)
     ).fetchall()
     have = conn.execute(
-        "SELECT variable_code, array_agg(geo_id) FROM public.estimates WHERE estimate IS NOT NULL GROUP BY 1"
+        "SELECT e.variable_code, array_agg(e.geo_id) FROM public.estimates e JOIN public.geography g "
+        "ON g.geo_id = e.geo_id WHERE e.estimate IS NOT NULL AND g.level = ANY(%s) GROUP BY 1", (list(NAMED_LEVELS),)
     ).fetchall()
     pop: dict[str, Any] = dict(conn.execute(
-        "SELECT geo_id, estimate FROM public.estimates WHERE variable_code = 'B01003_001E'"
+        "SELECT e.geo_id, e.estimate FROM public.estimates e JOIN public.geography g ON g.geo_id = e.geo_id "
+        "WHERE e.variable_code = 'B01003_001E' AND g.level = ANY(%s)", (list(NAMED_LEVELS),)
     ).fetchall())
-    return geo, have, pop
+    levels = frozenset(r[0] for r in conn.execute("SELECT DISTINCT level FROM public.geography").fetchall())
+    return geo, have, pop, levels
 
 
 def load_catalog(settings) -> Catalog:
@@ -151,21 +244,28 @@ def load_catalog(settings) -> Catalog:
     measures = load_measures(settings)
     try:
         with owner(settings) as conn:
-            geo, have, pop = _read_catalog(conn)
+            geo, have, pop, levels = _read_catalog(conn)
     except psycopg.errors.UndefinedTable as exc:
         raise NotSetUpError("The census tables are not there yet: run `python -m sage setup` first.") from exc
     states = [State(r[2], r[3], r[4], r[0]) for r in geo if r[1] == "state"]
     by_fips = {s.fips: s for s in states}
     counties = []
-    for geo_id, level, state_fips, _abbr, _sname, county_name in geo:
-        if level != "county" or state_fips not in by_fips or not county_name:
+    localities = []
+    for geo_id, level, state_fips, _abbr, _sname, county_name, place_name in geo:
+        if state_fips not in by_fips:
             continue
-        base, suffix = _split_county(county_name)
-        counties.append(County(geo_id, county_name, by_fips[state_fips], base, suffix, float(pop.get(geo_id) or 0)))
+        if level == "county" and county_name:
+            base, suffix = _split_county(county_name)
+            counties.append(County(geo_id, county_name, by_fips[state_fips], base, suffix,
+                                   float(pop.get(geo_id) or 0)))
+        elif level == "place" and place_name:
+            bases, kind = place_bases(place_name)
+            localities.append(Locality(geo_id, place_name, by_fips[state_fips], bases, kind,
+                                       float(pop.get(geo_id) or 0)))
     active = {m.name for m in measures}
     inactive = [m for m in semantic.defined_measures() if m.name not in active]
     cat = Catalog(measures, states, counties, {code: frozenset(ids) for code, ids in have}, inactive=inactive,
-                  data_path=settings.data_path,
+                  data_path=settings.data_path, localities=localities, levels=levels,
                   generation=semantic.generation(settings))
     with _catalog_lock:
         _catalogs[key] = cat

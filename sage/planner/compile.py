@@ -96,6 +96,9 @@ def state_filter(states: Sequence[State], alias: str = "g") -> str:
 
 
 def place_filter(places: Sequence[Place], level: str, alias: str = "g") -> str:
+    if level not in ("state", "county"):  # places (cities, towns, CDPs): by their GEO_ID, exactly
+        ids = [sql_str(pl.geo_id) for pl in places]
+        return f"{alias}.geo_id = {ids[0]}" if len(ids) == 1 else f"{alias}.geo_id IN ({', '.join(ids)})"
     if level == "state":
         return state_filter([pl.state for pl in places], alias)
     counties = [pl.county for pl in places if pl.county is not None]
@@ -128,17 +131,31 @@ def set_filters(geo: GeoSet, alias: str = "g") -> list[str]:
         out.append(ex)
     if geo.independent_cities:
         out.append(f"{alias}.county_name LIKE '% city'")
+    if geo.incorporated:  # cities, towns, villages and boroughs: no census-designated places
+        out.append(f"{alias}.place_name NOT LIKE '%CDP%'")
+        out.append(f"{alias}.place_name NOT LIKE '%comunidad'")
+        out.append(f"{alias}.place_name NOT LIKE '%zona urbana'")
     if geo.among is not None:  # "which of those ...": the places of the earlier answer
         out.append(f"{alias}.geo_id IN (SELECT geo_id FROM ({compile_query(geo.among, ids=True).sql}) AS earlier)")
     return out
 
 
 def place_columns(level: str) -> list[str]:
-    return ["g.county_name", "g.state_name"] if level == "county" else ["g.state_name"]
+    """The columns that name each row: a county and its state, a state, or the Census NAME of other levels
+    ('Austin city, Texas')."""
+    if level == "county":
+        return ["g.county_name", "g.state_name"]
+    if level == "state":
+        return ["g.state_name"]
+    return ["g.name"]
 
 
 def group_columns(level: str) -> list[str]:
-    return ["g.geo_id", "g.county_name", "g.state_name"] if level == "county" else ["g.state_name"]
+    if level == "county":
+        return ["g.geo_id", "g.county_name", "g.state_name"]
+    if level == "state":
+        return ["g.state_name"]
+    return ["g.geo_id", "g.name"]
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -248,8 +265,12 @@ def _value(q: Query, margins: bool, ids: bool = False) -> Compiled:
     single = len(places) == 1
     if q.geo.level == "mixed":
         where = [f"g.geo_id IN ({', '.join(sql_str(pl.geo_id) for pl in places)})"]
-        head = ["g.level", "g.county_name", "g.state_name"]
-        group = ["g.geo_id", "g.level", "g.county_name", "g.state_name"]
+        if any(pl.level not in ("state", "county") for pl in places):  # a city next to its county: the NAMEs
+            head = ["g.level", "g.name"]
+            group = ["g.geo_id", "g.level", "g.name"]
+        else:
+            head = ["g.level", "g.county_name", "g.state_name"]
+            group = ["g.geo_id", "g.level", "g.county_name", "g.state_name"]
         margin_level = None
         level = "county"
     else:
@@ -315,7 +336,7 @@ def _set(q: Query, margins: bool, ids: bool = False) -> Compiled:
     head = place_columns(level)
     list_all = rank is None and not q.conditions and not geo.places and not (level == "state" and geo.within)
     with_geo = (list_all and len(measures) == 1 and margins) or ids
-    group = ["g.geo_id", *head] if (level == "county" or with_geo) else ["g.state_name"]
+    group = ["g.geo_id", *head] if (level != "state" or with_geo) else ["g.state_name"]
     cols = head + (["g.geo_id"] if with_geo else [])
     if rank is not None and rank.per_parent:
         inner, _ = _measure_select(measures, cols, group, where, conditions=q.conditions,
@@ -350,7 +371,7 @@ def _matching(q: Query) -> str:
         sel, _ = _measure_select(q.measures, ["g.geo_id"], ["g.geo_id"], where, conditions=q.conditions,
                                  values=False)
     else:
-        group = ["g.geo_id", *place_columns(level)] if level == "county" else ["g.state_name"]
+        group = group_columns(level)
         first = q.conditions[0].measure if q.conditions else q.measures[0]
         sel, _ = _measure_select(q.measures, place_columns(level), group, where, conditions=q.conditions,
                                  order=(first, True))
@@ -358,7 +379,7 @@ def _matching(q: Query) -> str:
 
 
 def _noun(level: str) -> str:
-    return "counties" if level == "county" else "states"
+    return {"county": "counties", "state": "states", "place": "places"}.get(level, "areas")
 
 
 def _count(q: Query) -> Compiled:

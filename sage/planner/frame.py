@@ -65,6 +65,8 @@ class GeoSet:
     within: tuple[State, ...] = ()
     exclude: frozenset[str] = frozenset()
     independent_cities: bool = False
+    #: cities, towns, villages and boroughs only ("incorporated places"): no census-designated places
+    incorporated: bool = False
     #: the places of an earlier answer ("which of those ..."): its frame, compiled to the ids of its places
     among: Query | None = None
 
@@ -145,6 +147,7 @@ class Query:
         def geo(g: GeoSet) -> dict[str, Any]:
             return {"level": g.level, "places": [place(pl) for pl in g.places], "within": [s.fips for s in g.within],
                     "exclude": sorted(g.exclude), "independent_cities": g.independent_cities,
+                    "incorporated": g.incorporated,
                     "among": g.among.to_dict() if g.among else None}
 
         return {
@@ -178,6 +181,7 @@ class Query:
                           within=tuple(by_fips[f] for f in d.get("within", [])),
                           exclude=frozenset(d.get("exclude", [])),
                           independent_cities=bool(d.get("independent_cities")),
+                          incorporated=bool(d.get("incorporated")),
                           among=cls.from_dict(d["among"], cat) if d.get("among") else None)
 
         r = data.get("rank")

@@ -9,26 +9,44 @@ from dataclasses import dataclass, field
 
 from ..census.mentions import Mention
 from ..census.semantic import Measure
-from .catalog import Catalog, County, State
+from .catalog import Catalog, County, Locality, State
 
 
 @dataclass
 class Place:
-    level: str  # 'state' | 'county'
+    """A place the question names: a state, a county (``county``) or a Census place (``locality``: a city, town
+    or CDP), where in the question (``span``) and how it was found (``how``: exact | abbr | fuzzy | qualifier |
+    demonym | alias | unique | rule | bare | context | ambiguous ...)."""
+
+    level: str  # 'state' | 'county' | 'place'
     state: State
     county: County | None
     span: tuple[int, int]
-    how: str = "exact"  # exact | abbr | fuzzy | qualifier | demonym | alias | unique | rule
+    how: str = "exact"
     text: str = ""
     candidates: tuple[County, ...] = ()  # an ambiguous county name without a state
+    locality: Locality | None = None
+    #: a county of the same name in the same state ("Maricopa, AZ": the city, and Maricopa County)
+    namesake: County | None = None
 
     @property
     def geo_id(self) -> str:
+        if self.locality is not None:
+            return self.locality.geo_id
         return self.county.geo_id if self.county else self.state.geo_id
 
     @property
     def label(self) -> str:
+        if self.locality is not None:
+            return self.locality.label
         return self.county.label if self.county else self.state.name
+
+    @property
+    def full_name(self) -> str:
+        """geography.name of the row: 'Austin city, Texas', 'Travis County, Texas', 'Texas'."""
+        if self.locality is not None:
+            return self.locality.full_name
+        return f"{self.county.name}, {self.state.name}" if self.county else self.state.name
 
 
 @dataclass
@@ -84,4 +102,6 @@ def place_of(cat: Catalog, geo_id: str, *, text: str = "", how: str = "exact") -
     row = cat.by_geo_id[geo_id]
     if isinstance(row, County):
         return Place("county", row.state, row, (0, 0), how, text or row.label)
+    if isinstance(row, Locality):
+        return Place("place", row.state, None, (0, 0), how, text or row.label, locality=row)
     return Place("state", row, None, (0, 0), how, text or row.name)

@@ -14,6 +14,7 @@ from ..text import overlaps
 from .bare_names import find_bare_counties, qualified, state_after
 from .catalog import Catalog, County, State, is_measure_word, state_words
 from .declines import Decline, generic_suggestions, state_suggestions
+from .localities import find_localities
 from .parsed import Parse, Place
 from .vocabulary import (
     ASC_WORDS,
@@ -78,6 +79,7 @@ def find_places(p: Parse, cat: Catalog) -> None:
         elif code.islower() and not wordlike:
             _add_state(p, st, mt.span(), "abbr")
     _find_fuzzy_states(p, cat)
+    find_localities(p, cat)
     find_bare_counties(p, cat)
     _informal_regions(p)
     resolve_ambiguous(p)
