@@ -35,6 +35,12 @@ def normalize(text: str, *, lower: bool = False) -> str:
     text = text.replace("&", " and ")
     # "Manhattan (New York County)", "White (alone) householder": brackets only group words
     text = re.sub(r"[()\[\]{}]", " ", text)
+    # misspellings of the words that carry a question ("wich county", "higest", "lowset")
+    text = re.sub(r"\b(wich|whcih|whihc|wihch|whitch)\b", "which", text, flags=re.IGNORECASE)
+    text = re.sub(r"\b(higest|highst|hightest|higheest|hieghest)\b", "highest", text, flags=re.IGNORECASE)
+    text = re.sub(r"\b(lowset|lowst|lowets|loweest)\b", "lowest", text, flags=re.IGNORECASE)
+    text = re.sub(r"\b(largst|larget|lagest)\b", "largest", text, flags=re.IGNORECASE)
+    text = re.sub(r"\b(smalest|smallst)\b", "smallest", text, flags=re.IGNORECASE)
     # misspellings of "counties" that are no other word
     text = re.sub(r"\b(counites|conties|couties|cnties|countes|countis|countise)\b", "counties", text,
                   flags=re.IGNORECASE)

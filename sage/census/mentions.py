@@ -107,7 +107,7 @@ def _fuzzy_mentions(text: str, measures: Sequence[Measure], taken: list[tuple[in
         word = mt.group(0)
         if len(word) < 6 or word in vocab or overlaps(mt.span(), taken) or word in _COMMON_WORDS:
             continue
-        close = difflib.get_close_matches(word, list(vocab), n=1, cutoff=0.86)
+        close = difflib.get_close_matches(word, list(vocab), n=1, cutoff=0.85)
         if close:
             taken.append(mt.span())
             out.append(Mention(vocab[close[0]], mt.start(), mt.end(), close[0], fuzzy=True))
@@ -183,6 +183,13 @@ def _drop_superseded(found: list[Mention], text: str = "") -> list[Mention]:
             return False
         return not (g.start > f.end and len(_LIST_SEPARATOR.findall(between)) >= 2)
 
+    # "a graduate or professional degree (master's, professional or doctorate)": the parts a measure is spelled
+    # out into, right after it, are its definition, not measures of their own
+    parts = {id(g) for g in found for f in found
+             if g is not f and not f.weak and not g.weak and g.start >= f.end and g.start - f.end <= 60
+             and g.measure.name != f.measure.name and set(g.measure.numerator) < set(f.measure.numerator)
+             and g.measure.denominator == f.measure.denominator}
+    found = [f for f in found if id(f) not in parts]
     return [
         f for f in found
         if not any(g is not f and not g.weak and f.measure.name in g.measure.supersedes

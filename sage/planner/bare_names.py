@@ -270,6 +270,13 @@ def _read_consolidated(p: Parse, c: County, span: tuple[int, int], word: str) ->
     p.notes.append(f"“{word}” read as {c.label}, the consolidated city-borough's county-equivalent (same area).")
 
 
+#: words that make a part of a state ("rural Georgia", "central Pennsylvania") — no such rows exist
+REGIONAL_WORDS = frozenset(
+    "central northern southern eastern western upstate downstate rural urban coastal north south east west northeast "
+    "northwest southeast southwest northeastern northwestern southeastern southwestern mid greater inner suburban "
+    "interior".split())
+
+
 def find_unknown_places(p: Parse, cat: Catalog) -> None:
     """A name that is no state or county — usually a city ("Austin TX", "in Chicago") — must not be
     silently dropped: the answer would be about somewhere else."""
@@ -313,6 +320,16 @@ def find_unknown_places(p: Parse, cat: Catalog) -> None:
         # "maricopa az": a lowercase name right before a state that is a county name there is a place too
         named_there = before_state and nxt_span is not None and bool(counties_named(low, cat, next(
             pl.state for pl in p.places if pl.span[0] == nxt_span[0])))
+        if before_state and nxt_span is not None and low in REGIONAL_WORDS:
+            st = next(pl.state for pl in p.places if pl.span[0] == nxt_span[0])
+            if any(pl.state.fips == st.fips and pl.level != "state" for pl in p.places):
+                # "in central Pennsylvania, ... Centre County, PA": scene-setting around the place asked
+                p.places = [pl for pl in p.places if pl.span[0] != nxt_span[0]]
+                p.blocked.append((span[0], nxt_span[1]))
+                continue
+            raise Decline(f"“{word} {st.name}” is a part of the state the data has no rows for (no urban/rural or "
+                          f"regional split); ask about {st.name} as a whole or about its counties.",
+                          state_suggestions(st))
         if before_state and nxt_span is not None and (capital or prev in STOP_BEFORE_PLACE or named_there):
             st = next(pl.state for pl in p.places if pl.span[0] == nxt_span[0])
             same = counties_named(low, cat, st)

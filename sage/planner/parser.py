@@ -103,6 +103,10 @@ def split_context(question: str) -> tuple[str, str]:
                 r"\b(it|that|this|them|those|one|number|figure)\b|^(please|thanks|thank you)\b", pieces[i],
                 re.IGNORECASE):
             i -= 1
+        # "I'm listing every county where the median rent is at least $2,000. Which counties are those?": an ask
+        # that points back at the request before it asks that request
+        if i > 0 and re.search(r"\b(those|these|them|they|their|each of them|that list)\b", pieces[i], re.IGNORECASE):
+            i -= 1
         context, ask = " ".join(pieces[:i]), " ".join(pieces[i:])
     else:
         context, ask = "", text

@@ -66,18 +66,32 @@ def find_places(p: Parse, cat: Catalog) -> None:
                 _add_state(p, cat.state_by_key[geo_key(state_name)], mt.span(), "demonym")
     # postal codes
     all_caps = sum(ch.isupper() for ch in p.tc) > 0.6 * max(1, sum(ch.isalpha() for ch in p.tc))
-    for mt in re.finditer(r"(?<![A-Za-z0-9])([A-Za-z]{2})(?![A-Za-z0-9])", p.tc):
+    codes = [mt for mt in re.finditer(r"(?<![A-Za-z0-9])([A-Za-z]{2})(?![A-Za-z0-9])", p.tc)
+             if mt.group(1).upper() in cat.state_by_abbr and mt.group(1).upper() != "US"
+             and not overlaps(mt.span(), p.blocked)]
+    taken: set[int] = set()
+    for n, mt in enumerate(codes):
         code = mt.group(1)
-        st = cat.state_by_abbr.get(code.upper())
-        if st is None or overlaps(mt.span(), p.blocked):
-            continue
-        if code.upper() == "US":
-            continue
         wordlike = code.lower() in WORDLIKE_ABBRS
-        if code.isupper() and (not all_caps or not wordlike):
-            _add_state(p, st, mt.span(), "abbr")
-        elif code.islower() and not wordlike:
-            _add_state(p, st, mt.span(), "abbr")
+        if (code.isupper() and (not all_caps or not wordlike)) or (code.islower() and not wordlike):
+            taken.add(n)
+    # "pov rate ms vs la vs nm vs wv": a postal code that is also a word counts inside a list of postal codes
+    grew = True
+    while grew:
+        grew = False
+        for n, mt in enumerate(codes):
+            if n in taken:
+                continue
+            for m in (n - 1, n + 1):
+                if m in taken and 0 <= m < len(codes):
+                    a, b = sorted((mt, codes[m]), key=lambda x: x.start())
+                    if re.fullmatch(r"\s*(,|vs|versus|and|or|&|/|,\s*and|,\s*or)\s*", p.t[a.end():b.start()]):
+                        taken.add(n)
+                        grew = True
+                        break
+    for n in sorted(taken):
+        mt = codes[n]
+        _add_state(p, cat.state_by_abbr[mt.group(1).upper()], mt.span(), "abbr")
     _find_fuzzy_states(p, cat)
     find_localities(p, cat)
     find_bare_counties(p, cat)
@@ -114,6 +128,11 @@ def _informal_regions(p: Parse) -> None:
         text = p.tc[span[0]:span[1]]
         listed = re.match(r"\s+(counties|states|parishes)\b", p.t[span[1]:]) and any(
             pl.span[0] >= span[1] for pl in p.places)
+        # "A Pacific Northwest higher-ed consortium wants ... Washington, Oregon and Idaho": the region word
+        # describes something else, and the places are named
+        adjectival = p.places and not re.match(r"\s*($|[,.;:?!]|(and|or|vs|versus|with|compared|than|plus)\b)",
+                                                 p.t[span[1]:])
+        listed = listed or adjectival
         if listed:
             p.notes.append(f"“{text}” read as the places the question lists.")
             continue
@@ -241,6 +260,8 @@ def _find_counties(p: Parse, cat: Catalog) -> None:
             continue
         base, hits = found
         start = mt.start() - len(base) - 1
+        if base in cat.state_by_key and mt.group(1) == "countys":
+            continue  # "texas countys where ...": the plural, misspelt, after a state — never "Texas County"
         if base in cat.state_by_key and suffix == "county" and not qualified(p, cat, mt.end()):
             prev = t[: max(0, start)].split()[-1:] or [""]
             if prev[0] in SET_WORDS or prev[0].isdigit() or SUPERLATIVE.search(prev[0]) \
