@@ -36,6 +36,7 @@ from psycopg import sql as pgsql
 from . import db
 from .errors import ErrorKind, ExecutionError
 from .guard import Guarded
+from .guard_policy import TABLES_TEXT
 from .settings import Settings
 
 log = logging.getLogger(__name__)
@@ -333,8 +334,7 @@ def _explain(exc: psycopg.Error, timeout_ms: int) -> ExecutionError:
     elif isinstance(exc, (pgerr.InsufficientPrivilege, pgerr.ReadOnlySqlTransaction)):
         kind = ErrorKind.PERMISSION
         message = (
-            "The database refused the query: it may only read public.geography, public.variables and "
-            "public.estimates, and may not change anything."
+            f"The database refused the query: it may only read {TABLES_TEXT}, and may not change anything."
         )
     elif isinstance(exc, (pgerr.UndefinedColumn, pgerr.UndefinedTable, pgerr.UndefinedFunction, pgerr.UndefinedObject)):
         kind = ErrorKind.UNDEFINED

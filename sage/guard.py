@@ -2,7 +2,7 @@
 
 Planned SQL comes from Claude, from the offline planner and from users who edit it, so it is untrusted input.
 The database role (see :mod:`sage.census`) is the real boundary; this guard is the layer in front of it that
-refuses anything outside "one analytical SELECT over the three census tables" *before* it reaches PostgreSQL,
+refuses anything outside "one analytical SELECT over the census tables" *before* it reaches PostgreSQL,
 and says why in words the planner and the user can act on.
 
 The policy (docs/security.md §3), in the order it is applied:
@@ -13,7 +13,8 @@ The policy (docs/security.md §3), in the order it is applied:
    unusual fails closed), with these rules:
 
    * no ``FOR UPDATE``/``FOR SHARE``, no ``WITH RECURSIVE``, and only SELECTs inside ``WITH`` (no writable CTEs);
-   * every table is ``geography``, ``variables`` or ``estimates`` (schema empty or ``public``, no catalog),
+   * every table is one of :data:`~sage.guard_policy.TABLES` (``geography``, ``variables``, ``estimates``,
+     ``estimates_by_vintage``, ``cpi_u_rs``; schema empty or ``public``, no catalog),
      or a CTE name *visible at that point* (scoping matters: a CTE named ``pg_class`` in one subquery does not
      make ``pg_class`` elsewhere a CTE);
    * every function is on :data:`FUNCTIONS`, called by a plain unqualified name: schema-qualified, quoted and

@@ -10,9 +10,9 @@ import pglast.keywords
 from pglast.enums import SQLValueFunctionOp
 from sqlglot import exp
 
-#: the only tables planned SQL may read (all in schema ``public``): the census tables and the CPI table
-#: (:mod:`sage.census.moe_sql`)
-TABLES = ("geography", "variables", "estimates", "cpi_u_rs")
+#: the only tables planned SQL may read (all in schema ``public``): the census tables (``estimates`` is the view of
+#: each variable's latest period, ``estimates_by_vintage`` every period) and the CPI table (:mod:`sage.census.moe_sql`)
+TABLES = ("geography", "variables", "estimates", "estimates_by_vintage", "cpi_u_rs")
 TABLES_TEXT = ", ".join(f"public.{t}" for t in TABLES)
 
 #: functions callable by their plain name: aggregates, window functions, math, text, dates.  An allowlist, not a

@@ -12,6 +12,7 @@ from typing import Any
 import psycopg
 
 from . import db
+from .census import migrate
 from .census.loader import SHIPPED
 from .census.schema import TABLES
 from .settings import Settings
@@ -36,7 +37,8 @@ class IndexInfo:
 
 @dataclass(frozen=True)
 class VintageInfo:
-    """One ACS 5-year vintage in the database: how many variables and estimates it has."""
+    """One ACS 5-year period in the database: how many variables have estimates of it, and how many estimates
+    (rows of ``public.estimates_by_vintage``)."""
 
     vintage: str
     variables: int
@@ -76,11 +78,10 @@ def status(settings: Settings) -> StatusInfo:
         for table in TABLES:
             exists = conn.execute("SELECT to_regclass(%s)", (table,)).fetchone()
             tables[table] = _count(conn, table) if exists and exists[0] else 0
-        if tables["public.variables"]:
+        if tables["public.variables"] and tables["public.estimates_by_vintage"]:
             rows = conn.execute(
-                """SELECT v.vintage, count(DISTINCT v.variable_code), count(e.*)
-                   FROM public.variables v LEFT JOIN public.estimates e USING (variable_code)
-                   GROUP BY v.vintage ORDER BY v.vintage DESC"""
+                """SELECT e.vintage, count(DISTINCT e.variable_code), count(*)
+                   FROM public.estimates_by_vintage e GROUP BY e.vintage ORDER BY e.vintage DESC"""
             ).fetchall()
             vintages = [r[0] for r in rows]
             detail = [VintageInfo(vintage=r[0], variables=r[1], estimates=r[2]) for r in rows]
@@ -98,7 +99,8 @@ def status(settings: Settings) -> StatusInfo:
         planner=planner,
         model=settings.model if planner == "claude" else None,
         vintage_detail=detail,
-        ready=bool(tables["public.estimates"]) and bool(index.chunks),
+        # a database of the previous version (no estimates_by_vintage) is not ready: setup migrates it
+        ready=bool(tables["public.estimates"]) and bool(tables["public.estimates_by_vintage"]) and bool(index.chunks),
     )
 
 
@@ -109,30 +111,25 @@ def _count(conn: psycopg.Connection, table: str) -> int:
 
 
 def loaded_tables(settings: Settings) -> list[dict[str, Any]]:
-    """The tables with estimates in the database, for the Explore page.
+    """The tables with estimates in the database, one entry per table and period, for the Explore page.
 
-    ``[{"table_id", "vintage", "variables", "rows", "source", "concept", "category", "loaded_at"}]`` in table
-    order; ``source`` is ``shipped`` for the shipped extract or ``census-api:{year}/acs/acs5`` for fetched tables.
+    ``[{"table_id", "vintage", "variables", "rows", "source", "concept", "category", "loaded_at"}]`` by table, the
+    latest period first; ``source`` is ``shipped`` for the shipped extracts or ``census-api:{year}/acs/acs5`` for
+    fetched tables.
     """
     with db.owner(settings) as conn:
         db.require_setup(conn)
-        has_book = db.scalar(conn, "SELECT to_regclass('sage.census_tables')") is not None
-        book = (
-            "LEFT JOIN sage.census_tables ct ON ct.table_id = s.table_id"
-            if has_book
-            else "LEFT JOIN (SELECT NULL::text AS table_id, NULL::text AS source, NULL::timestamptz AS loaded_at) ct "
-            "ON false"
-        )
+        migrate.require_current(conn)
         rows = conn.execute(
-            f"""WITH s AS (
-                  SELECT v.table_id, string_agg(DISTINCT v.vintage, ', ') AS vintage,
-                         count(DISTINCT v.variable_code) AS variables, count(*) AS rows,
+            """WITH s AS (
+                  SELECT v.table_id, e.vintage, count(DISTINCT v.variable_code) AS variables, count(*) AS rows,
                          min(v.concept) AS concept, min(v.category) AS category
-                  FROM public.variables v JOIN public.estimates e USING (variable_code)
-                  GROUP BY v.table_id)
+                  FROM public.variables v JOIN public.estimates_by_vintage e USING (variable_code)
+                  GROUP BY v.table_id, e.vintage)
                 SELECT s.table_id, s.vintage, s.variables, s.rows, coalesce(ct.source, %s), s.concept, s.category,
                        ct.loaded_at
-                FROM s {book} ORDER BY s.table_id""",
+                FROM s LEFT JOIN sage.census_tables ct ON ct.table_id = s.table_id AND ct.vintage = s.vintage
+                ORDER BY s.table_id, s.vintage DESC""",
             (SHIPPED,),
         ).fetchall()
     keys = ("table_id", "vintage", "variables", "rows", "source", "concept", "category", "loaded_at")

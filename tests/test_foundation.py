@@ -21,49 +21,132 @@ from sage.settings import PROJECT_ROOT, load_settings, redact_url
 
 from .conftest import NO_SECRETS, make_settings
 
-ACS = PROJECT_ROOT / "data" / "acs"
+DATA = PROJECT_ROOT / "data"
+ACS = DATA / "acs"
 
 
-def _file_rows(name: str) -> int:
-    path = ACS / name
+def _file_rows(name: str, directory=ACS) -> int:
+    path = directory / name
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rt", encoding="utf-8", newline="") as fh:
         return sum(1 for _ in csv.reader(fh)) - 1
 
 
+TABLES = ("geography", "variables", "estimates", "estimates_by_vintage")
+
+
 def _counts(settings) -> dict[str, int]:
     with db.owner(settings) as conn:
-        return {
-            t: conn.execute(f"SELECT count(*) FROM public.{t}").fetchone()[0]
-            for t in ("geography", "variables", "estimates")
+        return {t: conn.execute(f"SELECT count(*) FROM public.{t}").fetchone()[0] for t in TABLES}
+
+
+def _checksums(settings) -> dict[str, tuple]:
+    """Every census row and the loader's bookkeeping, as checksums: equal means nothing changed."""
+    with db.owner(settings) as conn:
+        out = {
+            t: conn.execute(f"SELECT count(*), md5(string_agg(x::text, ',' ORDER BY x::text)) FROM public.{t} x")
+            .fetchone()
+            for t in TABLES
         }
+        out["data_loads"] = tuple(conn.execute("SELECT name, sha256, loaded_at FROM sage.data_loads ORDER BY 1"))
+        out["census_tables"] = tuple(conn.execute("SELECT * FROM sage.census_tables ORDER BY 1, 2"))
+    return out
 
 
 def test_row_counts_equal_the_shipped_files(settings):
     counts = _counts(settings)
+    places = DATA / "acs-places"
+    earlier = DATA / "acs-2014-2018"
     assert counts == {
-        "geography": _file_rows("geography.csv"),
+        "geography": _file_rows("geography.csv") + _file_rows("geography.csv", places) + 1,  # + the nation
         "variables": _file_rows("variables.csv"),
-        "estimates": _file_rows("estimates.csv.gz"),
+        "estimates": _file_rows("estimates.csv.gz") + _file_rows("estimates.csv.gz", places),
+        "estimates_by_vintage": _file_rows("estimates.csv.gz") + _file_rows("estimates.csv.gz", places)
+        + _file_rows("estimates.csv.gz", earlier),
     }
-    assert counts["geography"] == 3274
+    assert counts == {"geography": 3274 + 32325 + 1, "variables": 34, "estimates": 106252 + 64650,
+                      "estimates_by_vintage": 106252 + 64650 + 22735}
+
+
+def test_every_level_and_period_is_loaded(settings):
+    with db.owner(settings) as conn:
+        levels = dict(conn.execute("SELECT level, count(*) FROM public.geography GROUP BY 1").fetchall())
+        nation = conn.execute("SELECT * FROM public.geography WHERE level = 'nation'").fetchall()
+        periods = dict(conn.execute(
+            "SELECT g.level || ' ' || e.vintage, count(*) FROM public.estimates_by_vintage e "
+            "JOIN public.geography g USING (geo_id) GROUP BY 1").fetchall())
+        place = conn.execute(
+            "SELECT g.geo_id, g.fips, g.name, g.place_name, g.state_abbr, g.county_fips, e.estimate, e.vintage "
+            "FROM public.geography g JOIN public.estimates e USING (geo_id) "
+            "WHERE lower(g.place_name) = 'austin city' AND g.state_abbr = 'TX' AND e.variable_code = 'B01003_001E'"
+        ).fetchall()
+        place_estimates = conn.execute(
+            "SELECT count(*), count(DISTINCT variable_code) FROM public.estimates e JOIN public.geography g "
+            "USING (geo_id) WHERE g.level = 'place'").fetchone()
+    assert levels == {"nation": 1, "state": 52, "county": 3222, "place": 32325}
+    assert nation == [("0100000US", "", "nation", "United States", None, None, None, None, None, None)]
+    assert place_estimates == (64650, 2)
+    # the published 2019-2023 population of Austin city, Texas (data/acs-places/SOURCE.md)
+    assert place == [("1600000US4805000", "4805000", "Austin city, Texas", "Austin city", "TX", None, 967862,
+                      "2019-2023")]
+    earlier = sum(n for key, n in periods.items() if key.endswith("2014-2018"))
+    assert earlier == 22735 == _file_rows("estimates.csv.gz", DATA / "acs-2014-2018")
+    assert periods["state 2014-2018"] == 5 * 52 and periods["county 2014-2018"] == 22735 - 5 * 52
+    assert not any(key.startswith(("place", "nation")) and not key.endswith("2019-2023") for key in periods)
+
+
+def test_the_view_shows_only_each_variables_latest_period(settings):
+    with db.owner(settings) as conn:
+        both = conn.execute(
+            "SELECT vintage, estimate FROM public.estimates_by_vintage "
+            "WHERE geo_id = '0500000US48453' AND variable_code = 'B19013_001E' ORDER BY vintage").fetchall()
+        latest = conn.execute(
+            "SELECT vintage, estimate FROM public.estimates "
+            "WHERE geo_id = '0500000US48453' AND variable_code = 'B19013_001E'").fetchall()
+        variables = {r[0]: r[1:] for r in conn.execute(
+            "SELECT variable_code, vintage, vintages, label_changed, earlier_label FROM public.variables")}
+        wrong = conn.execute(
+            "SELECT count(*) FROM public.estimates e JOIN public.variables v USING (variable_code) "
+            "WHERE e.vintage <> v.vintage").fetchone()[0]
+        duplicates = conn.execute(
+            "SELECT count(*) FROM (SELECT geo_id, variable_code FROM public.estimates GROUP BY 1, 2 "
+            "HAVING count(*) > 1) d").fetchone()[0]
+        book = dict(conn.execute(
+            "SELECT table_id || ' ' || vintage, rows FROM sage.census_tables WHERE source = 'shipped'").fetchall())
+    assert [r[0] for r in both] == ["2014-2018", "2019-2023"] and latest == [both[1]]
+    earlier = {"B01003_001E", "B02001_002E", "B02001_003E", "B03002_012E", "B25001_001E", "B19013_001E",
+               "B19301_001E"}
+    for code, (vintage, vintages, changed, label) in variables.items():
+        assert vintages == (["2014-2018", vintage] if code in earlier else [vintage]), code
+        assert (changed, label) == (False, None)  # the 2014-2018 file has no labels: nothing changed
+    assert variables["B17025_002E"][:2] == ("2018-2022", ["2018-2022"])
+    assert wrong == 0 and duplicates == 0
+    # bookkeeping per (table, period): B01003 2019-2023 = 3,274 state and county rows + 32,325 place rows
+    assert book["B01003 2019-2023"] == 3274 + 32325 and book["B01003 2014-2018"] == 52 + 3211
+    assert book["B19013 2014-2018"] == 3210
 
 
 def test_setup_is_idempotent(settings, setup_report):
-    before = _counts(settings)
+    before = _checksums(settings)
     assert setup_report.data_skipped is True
     again = run_setup(settings, build_index=False)
-    assert _counts(settings) == before == {k.split(".")[1]: v for k, v in again.rows.items()}
+    assert again.data_skipped is True
+    assert _checksums(settings) == before  # not a row, not a timestamp changed
+    assert {f"public.{k}": v[0] for k, v in before.items() if k in TABLES} == again.rows
 
 
 def test_reload_after_change_restores_identical_rows(settings):
-    """A changed database (a deleted row) is detected and the extract reloaded to the same counts."""
-    before = _counts(settings)
+    """A changed database (deleted rows) is detected and the file sets reloaded to identical rows."""
+    before = _checksums(settings)
     with db.owner(settings) as conn:
-        conn.execute("DELETE FROM public.estimates WHERE geo_id = '0500000US44007' AND variable_code = 'B01003_001E'")
+        conn.execute("DELETE FROM public.estimates_by_vintage WHERE geo_id = '0500000US44007' "
+                     "AND variable_code = 'B01003_001E'")  # both periods
+        conn.execute("DELETE FROM public.estimates_by_vintage WHERE geo_id = '1600000US4805000'")
     report = run_setup(settings, build_index=False)
     assert report.data_skipped is False
-    assert _counts(settings) == before
+    after = _checksums(settings)
+    assert {k: v for k, v in after.items() if k in TABLES} == {k: v for k, v in before.items() if k in TABLES}
+    assert [r[:5] for r in after["census_tables"]] == [r[:5] for r in before["census_tables"]]
 
 
 def test_per_variable_vintage_and_margins_are_kept(settings):
@@ -75,16 +158,86 @@ def test_per_variable_vintage_and_margins_are_kept(settings):
     assert moe == 9664
 
 
+GEO = "INSERT INTO public.geography (geo_id, fips, level, name, state_fips, state_abbr, state_name, county_fips, " \
+      "county_name, place_name) VALUES "
+#: one valid row of every level (rolled back after the test)
+VALID_ROWS = {
+    "state": "('0400000US99', '99', 'state', 'Nowhere', '99', 'NW', 'Nowhere', NULL, NULL, NULL)",
+    "county": "('0500000US48999', '48999', 'county', 'Test County, Texas', '48', 'TX', 'Texas', '999', 'Test County', "
+    "NULL)",
+    "place": "('1600000US4899999', '4899999', 'place', 'Testville city, Texas', '48', 'TX', 'Texas', NULL, NULL, "
+    "'Testville city')",
+    "cbsa": "('310M700US12420', '12420', 'cbsa', 'Austin-Round Rock-San Marcos, TX Metro Area', NULL, NULL, NULL, "
+    "NULL, NULL, NULL)",
+    "cd": "('5001800US4821', '4821', 'cd', 'Congressional District 21 (118th Congress), Texas', '48', 'TX', 'Texas', "
+    "NULL, NULL, NULL)",
+    "tract": "('1400000US48453001100', '48453001100', 'tract', 'Census Tract 11; Travis County; Texas', '48', 'TX', "
+    "'Texas', '453', 'Travis County', NULL)",
+    "zcta": "('860Z200US78701', '78701', 'zcta', 'ZCTA5 78701', NULL, NULL, NULL, NULL, NULL, NULL)",
+}
+
+
+@pytest.mark.parametrize("level", sorted(VALID_ROWS))
+def test_a_valid_row_of_every_level_is_accepted(settings, level):
+    with db.owner(settings, autocommit=False) as conn:
+        conn.execute(GEO + VALID_ROWS[level])
+        conn.execute("INSERT INTO public.estimates_by_vintage (geo_id, variable_code, estimate, margin_error, source, "
+                     "vintage) SELECT geo_id, 'B01003_001E', 1, 0, 'test', '2019-2023' FROM public.geography "
+                     "WHERE level = %s AND fips = %s", (level, VALID_ROWS[level].split("'")[3]))
+        assert conn.execute("SELECT count(*) FROM public.estimates e JOIN public.geography g USING (geo_id) "
+                            "WHERE g.level = %s AND e.source = 'test'", (level,)).fetchone()[0] == 1
+        conn.rollback()
+
+
 @pytest.mark.parametrize(
     "sql",
     [
-        "INSERT INTO public.geography VALUES ('0400000US99', '99', 'nation', 'X', '99', 'XX', 'X', NULL, NULL)",
-        "INSERT INTO public.estimates VALUES ('0400000US98', 'B01003_001E', 1, NULL, 'test')",  # FK geography
-        "INSERT INTO public.estimates VALUES ('0400000US01', 'B99999_001E', 1, NULL, 'test')",  # FK variable
-        "INSERT INTO public.estimates VALUES ('0400000US01', 'B01003_001E', 1, NULL, 'dup')",  # PK
-        "UPDATE public.estimates SET margin_error = -1 WHERE geo_id = '0500000US44007'",
-        "UPDATE public.variables SET category = 'crime' WHERE variable_code = 'B01003_001E'",
+        # geography: the rules of every level
+        GEO + "('0400000US99', '99', 'nation', 'X', '99', 'XX', 'X', NULL, NULL, NULL)",  # a state GEO_ID as nation
+        GEO + "('0100000US', '', 'nation', 'United States', NULL, NULL, NULL, NULL, NULL, NULL)",  # a second nation
+        GEO + "('0100000US1', '1', 'nation', 'United States', NULL, NULL, NULL, NULL, NULL, NULL)",  # nation fips
+        GEO + "('0400000US99', '99', 'region', 'X', '99', 'XX', 'X', NULL, NULL, NULL)",  # unknown level
+        GEO + "('0400000US9', '9', 'state', 'X', '9', 'XX', 'X', NULL, NULL, NULL)",  # fips form
+        GEO + "('0400000US99', '98', 'state', 'X', '98', 'XX', 'X', NULL, NULL, NULL)",  # GEO_ID and fips disagree
+        GEO + "('0400000US99', '99', 'state', 'X', NULL, NULL, NULL, NULL, NULL, NULL)",  # a state without state cols
+        GEO + "('0400000US99', '99', 'state', 'Y', '99', 'XX', 'X', NULL, NULL, NULL)",  # state name != state_name
+        GEO + "('0500000US48999', '48999', 'county', 'X County, Texas', '48', 'TX', 'Texas', NULL, NULL, NULL)",
+        GEO + "('0500000US48999', '48999', 'county', 'X County', '48', 'TX', 'Texas', '999', 'X County', NULL)",
+        GEO + "('0500000US48999', '48999', 'county', 'X County, Texas', '47', 'TX', 'Texas', '999', 'X County', NULL)",
+        GEO + "('1600000US4899999', '4899999', 'place', 'Testville city, Texas', '48', 'TX', 'Texas', NULL, NULL, "
+        "NULL)",  # a place without place_name
+        GEO + "('1600000US4899999', '4899999', 'place', 'Testville city', '48', 'TX', 'Texas', NULL, NULL, "
+        "'Testville city')",  # a place's name without its state
+        GEO + "('1600000US4899999', '4899999', 'place', 'Testville city, Texas', '48', 'TX', 'Texas', '453', "
+        "'Travis County', 'Testville city')",  # a place with county columns
+        GEO + "('1600000US489999', '489999', 'place', 'T city, Texas', '48', 'TX', 'Texas', NULL, NULL, 'T city')",
+        GEO + "('310M700US12420', '12420', 'cbsa', 'Austin, TX Metro Area', '48', 'TX', 'Texas', NULL, NULL, NULL)",
+        GEO + "('5001800US4821', '4821', 'cd', 'Congressional District 21', NULL, NULL, NULL, NULL, NULL, NULL)",
+        GEO + "('1400000US48453001100', '48453001100', 'tract', 'Census Tract 11', '48', 'TX', 'Texas', NULL, NULL, "
+        "NULL)",  # a tract without its county
+        GEO + "('1400000US48453001100', '48453001100', 'tract', 'Census Tract 11', '48', 'TX', 'Texas', '001', "
+        "'Anderson County', NULL)",  # the county does not match the code
+        GEO + "('8600000US78701', '78701', 'place', 'ZCTA5 78701', NULL, NULL, NULL, NULL, NULL, NULL)",
+        GEO + "('400Z200US78701', '78701', 'zcta', 'ZCTA5 78701', NULL, NULL, NULL, NULL, NULL, NULL)",  # level 400
+        GEO + "('860Z200US7870', '7870', 'zcta', 'ZCTA5 7870', NULL, NULL, NULL, NULL, NULL, NULL)",
+        GEO + "('0400000USAB', 'AB', 'state', 'X', 'AB', 'XX', 'X', NULL, NULL, NULL)",  # GEO_ID form
         "UPDATE public.geography SET county_name = 'X County' WHERE geo_id = '0400000US44'",
+        "UPDATE public.geography SET place_name = NULL WHERE geo_id = '1600000US4805000'",
+        "UPDATE public.geography SET state_abbr = NULL WHERE geo_id = '1600000US4805000'",
+        "UPDATE public.geography SET fips = '44' WHERE geo_id = '0500000US44007'",  # (level, fips) stays unique
+        # estimates
+        "INSERT INTO public.estimates_by_vintage VALUES ('0400000US98', 'B01003_001E', 1, NULL, 'test', '2019-2023')",
+        "INSERT INTO public.estimates_by_vintage VALUES ('0400000US01', 'B99999_001E', 1, NULL, 'test', '2019-2023')",
+        "INSERT INTO public.estimates_by_vintage VALUES ('0400000US01', 'B01003_001E', 1, NULL, 'dup', '2019-2023')",
+        "INSERT INTO public.estimates_by_vintage VALUES ('0400000US01', 'B01003_001E', 1, NULL, 'test', '2019')",
+        "UPDATE public.estimates_by_vintage SET margin_error = -1 WHERE geo_id = '0500000US44007'",
+        # variables
+        "UPDATE public.variables SET category = 'crime' WHERE variable_code = 'B01003_001E'",
+        "UPDATE public.variables SET vintage = '2014-2018' WHERE variable_code = 'B01003_001E'",  # not vintages' last
+        "UPDATE public.variables SET vintages = '{}' WHERE variable_code = 'B17025_002E'",
+        "UPDATE public.variables SET vintages = '{2019}' , vintage = '2019' WHERE variable_code = 'B17025_002E'",
+        "UPDATE public.variables SET label_changed = true WHERE variable_code = 'B01003_001E'",  # no earlier label
+        "UPDATE public.variables SET earlier_label = 'x' WHERE variable_code = 'B01003_001E'",
     ],
 )
 def test_constraints_hold(settings, sql):
@@ -94,13 +247,22 @@ def test_constraints_hold(settings, sql):
         conn.rollback()
 
 
+def test_the_view_is_read_only(settings):
+    with db.owner(settings, autocommit=False) as conn:
+        with pytest.raises(psycopg.errors.ObjectNotInPrerequisiteState, match="cannot insert into view"):
+            conn.execute("INSERT INTO public.estimates VALUES ('0400000US01', 'B01003_001E', 1, NULL, 'x', "
+                         "'2019-2023')")
+        conn.rollback()
+
+
 def test_every_table_and_column_has_a_comment(settings):
     with db.owner(settings) as conn:
         missing = conn.execute(
             """SELECT c.relname || coalesce('.' || a.attname, '') FROM pg_class c
                JOIN pg_namespace n ON n.oid = c.relnamespace AND n.nspname = 'public'
                LEFT JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
-               WHERE c.relname IN ('geography', 'variables', 'estimates') AND c.relkind = 'r'
+               WHERE c.relname IN ('geography', 'variables', 'estimates', 'estimates_by_vintage')
+                 AND c.relkind IN ('r', 'v')
                  AND (CASE WHEN a.attname IS NULL THEN obj_description(c.oid, 'pg_class')
                            ELSE col_description(c.oid, a.attnum) END) IS NULL"""
         ).fetchall()
@@ -110,9 +272,9 @@ def test_every_table_and_column_has_a_comment(settings):
 # --- the reader role --------------------------------------------------------------------------------------------
 
 
-def test_reader_can_select_the_three_tables(settings):
+def test_reader_can_select_the_census_tables(settings):
     with db.reader_connect(settings) as conn:
-        for table in ("geography", "variables", "estimates"):
+        for table in TABLES + ("cpi_u_rs",):
             assert conn.execute(f"SELECT count(*) FROM public.{table}").fetchone()[0] > 0
         row = conn.execute("SELECT current_user, current_setting('default_transaction_read_only')").fetchone()
     assert row == ("census_reader", "on")
@@ -121,6 +283,9 @@ def test_reader_can_select_the_three_tables(settings):
 FORBIDDEN = [
     "INSERT INTO public.variables (variable_code) VALUES ('B00000_001E')",
     "UPDATE public.estimates SET estimate = 0",
+    "UPDATE public.estimates_by_vintage SET estimate = 0",
+    "DELETE FROM public.estimates_by_vintage",
+    "INSERT INTO public.geography (geo_id, fips, level, name) VALUES ('0100000US', '', 'nation', 'United States')",
     "DELETE FROM public.geography",
     "CREATE TABLE public.t (x int)",
     "CREATE TEMP TABLE t (x int)",
@@ -213,7 +378,7 @@ def test_database_url_path(second_server):
     s = make_settings(database_url=second_server.get_uri())
     assert not s.embedded
     report = run_setup(s, build_index=False)
-    assert report.rows["public.geography"] == 3274
+    assert report.rows["public.geography"] == 35600 and report.rows["public.estimates_by_vintage"] == 193637
     # the reader logs in with the password setup generated and stored for it
     with db.reader_connect(s) as conn:
         assert conn.execute("SELECT current_user").fetchone()[0] == "census_reader"
@@ -246,8 +411,11 @@ def test_status_json_shape(settings):
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     assert data["database"]["embedded"] is True and data["database"]["server_version"].startswith("18")
-    assert data["tables"] == {"public.geography": 3274, "public.variables": 34, "public.estimates": 106252}
-    assert data["vintages"] == ["2019-2023", "2018-2022"]
+    assert data["tables"] == {"public.geography": 35600, "public.variables": 34, "public.estimates": 170902,
+                              "public.estimates_by_vintage": 193637}
+    assert data["vintages"] == ["2019-2023", "2018-2022", "2014-2018"]
+    detail = {d["vintage"]: (d["variables"], d["estimates"]) for d in data["vintage_detail"]}
+    assert detail["2014-2018"] == (7, 22735) and sum(n for _, n in detail.values()) == 193637
     assert set(data["index"]) == {"chunks", "model"}
     assert data["planner"] == "offline"
 

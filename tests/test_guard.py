@@ -87,7 +87,7 @@ def test_rejected_statements_name_what_was_wrong():
     assert reason("SELECT 1; SELECT 2").message == "only one statement is allowed"
     assert reason("SELECT * FROM sage.schema_embeddings").message == (
         "table sage.schema_embeddings is not available; only public.geography, public.variables, "
-        "public.estimates, public.cpi_u_rs can be queried"
+        "public.estimates, public.estimates_by_vintage, public.cpi_u_rs can be queried"
     )
     assert reason("SELECT pg_sleep(1)").message == "function pg_sleep is not allowed"
     assert "pg_read_file" in reason('SELECT U&"pg_re\\0061d_file"(\'x\')').message  # decoded, as the server does

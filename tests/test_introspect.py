@@ -109,10 +109,18 @@ def test_unknown_schema_is_empty_not_an_error(shop_url):
 
 def test_census_tables_of_the_product_database(settings):
     schema = introspect(db.engine(settings))
-    assert {"public.geography", "public.variables", "public.estimates"} <= set(schema.refs)
-    estimates = schema.table("public.estimates")
-    assert estimates.comment  # every census table and column carries a COMMENT ON
-    assert all(c.comment for c in estimates.columns)
+    assert {"public.geography", "public.variables", "public.estimates", "public.estimates_by_vintage"} <= set(
+        schema.refs)
+    for ref in ("public.geography", "public.variables", "public.estimates", "public.estimates_by_vintage"):
+        table = schema.table(ref)
+        assert table.comment  # every census table, view and column carries a COMMENT ON
+        assert all(c.comment for c in table.columns), ref
+    estimates = schema.table("public.estimates_by_vintage")
     fks = {c.name: c.foreign_key for c in estimates.columns if c.foreign_key}
     assert fks == {"geo_id": "public.geography.geo_id", "variable_code": "public.variables.variable_code"}
+    assert [c.name for c in estimates.columns if c.primary_key] == ["geo_id", "variable_code", "vintage"]
+    view = schema.table("public.estimates")
+    assert view.kind == "view" and view.row_estimate is None
+    assert [c.name for c in view.columns] == ["geo_id", "variable_code", "estimate", "margin_error", "source",
+                                              "vintage"]
     assert not [t for t in schema.tables if t.schema == "sage"]

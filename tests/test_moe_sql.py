@@ -271,13 +271,14 @@ def test_privileges_open_nothing_new(owner):
         (db.READER_ROLE,),
     )}
     assert extra == set(moe_sql.FUNCTIONS)
-    # the tables the reader may read: the three census tables and the CPI table, nothing else anywhere
+    # the relations the reader may read: the census tables, the view over them and the CPI table, nothing else
     readable = {r[0] for r in owner.execute(
         "SELECT n.nspname || '.' || c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
         "WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f') AND n.nspname NOT IN ('pg_catalog', 'information_schema') "
         "AND has_table_privilege(%s, c.oid, 'SELECT')", (db.READER_ROLE,)
     )}
-    assert readable == {"public.geography", "public.variables", "public.estimates", "public.cpi_u_rs"}
+    assert readable == {"public.geography", "public.variables", "public.estimates", "public.estimates_by_vintage",
+                        "public.cpi_u_rs"}
 
 
 # ---------------------------------------------------------------------------------------------------------------

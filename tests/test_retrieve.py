@@ -58,27 +58,31 @@ class WordHash:
 
 MINI_ROWS = """
 INSERT INTO public.geography VALUES
-  ('0400000US44', '44', 'state', 'Rhode Island', '44', 'RI', 'Rhode Island', NULL, NULL),
+  ('0400000US44', '44', 'state', 'Rhode Island', '44', 'RI', 'Rhode Island', NULL, NULL, NULL),
   ('0500000US44007', '44007', 'county', 'Providence County, Rhode Island', '44', 'RI', 'Rhode Island', '007',
-   'Providence County');
-INSERT INTO public.variables VALUES
-  ('B01003_001E', 'Estimate!!Total', 'Total Population', 'demographics', 'B01003', 'Total population', '2019-2023'),
+   'Providence County', NULL);
+INSERT INTO public.variables (variable_code, label, concept, category, table_id, universe, vintage, vintages) VALUES
+  ('B01003_001E', 'Estimate!!Total', 'Total Population', 'demographics', 'B01003', 'Total population', '2019-2023',
+   '{2019-2023}'),
   ('B19013_001E', 'Estimate!!Median household income in the past 12 months (in 2023 inflation-adjusted dollars)',
    'Median Household Income in the Past 12 Months (In 2023 Inflation-adjusted Dollars)', 'income', 'B19013',
-   'Households', '2019-2023'),
+   'Households', '2019-2023', '{2019-2023}'),
   ('B17025_001E', 'Estimate!!Total:', 'Poverty Status in the Past 12 Months by Nativity', 'poverty', 'B17025',
-   'Population for whom poverty status is determined', '2018-2022'),
+   'Population for whom poverty status is determined', '2018-2022', '{2018-2022}'),
   ('B17025_002E', 'Estimate!!Total:!!Income in the past 12 months below poverty level:',
    'Poverty Status in the Past 12 Months by Nativity', 'poverty', 'B17025',
-   'Population for whom poverty status is determined', '2018-2022'),
+   'Population for whom poverty status is determined', '2018-2022', '{2018-2022}'),
   ('B25064_001E', 'Estimate!!Median gross rent', 'Median Gross Rent (Dollars)', 'housing', 'B25064',
-   'Renter-occupied housing units paying cash rent', '2019-2023');
-INSERT INTO public.estimates (geo_id, variable_code, estimate, source) VALUES
-  ('0400000US44', 'B01003_001E', 1098082, 'test'), ('0500000US44007', 'B01003_001E', 657371, 'test'),
-  ('0500000US44007', 'B19013_001E', 74270, 'test'),
-  ('0400000US44', 'B17025_001E', 1055000, 'test'), ('0400000US44', 'B17025_002E', 118000, 'test'),
-  ('0500000US44007', 'B17025_001E', 630000, 'test'), ('0500000US44007', 'B17025_002E', 85000, 'test');
-ANALYZE public.geography, public.variables, public.estimates;
+   'Renter-occupied housing units paying cash rent', '2019-2023', '{2019-2023}');
+INSERT INTO public.estimates_by_vintage (geo_id, variable_code, estimate, source, vintage) VALUES
+  ('0400000US44', 'B01003_001E', 1098082, 'test', '2019-2023'),
+  ('0500000US44007', 'B01003_001E', 657371, 'test', '2019-2023'),
+  ('0500000US44007', 'B19013_001E', 74270, 'test', '2019-2023'),
+  ('0400000US44', 'B17025_001E', 1055000, 'test', '2018-2022'),
+  ('0400000US44', 'B17025_002E', 118000, 'test', '2018-2022'),
+  ('0500000US44007', 'B17025_001E', 630000, 'test', '2018-2022'),
+  ('0500000US44007', 'B17025_002E', 85000, 'test', '2018-2022');
+ANALYZE public.geography, public.variables, public.estimates_by_vintage;
 """
 
 
@@ -198,14 +202,17 @@ def test_gold_variables_from_sql():
 
 def test_table_and_column_descriptions(settings):
     schema = introspect(db.engine(settings))
-    estimates = schema.table("public.estimates")
+    estimates = schema.table("public.estimates_by_vintage")
     text = describe_table(estimates)
-    assert text.startswith("Table public.estimates (table, about ")
+    assert text.startswith("Table public.estimates_by_vintage (table, about ")
     assert "variable_code (text, primary key, references public.variables.variable_code)" in text
     column = describe_column(estimates, "estimate")
-    assert column.startswith("Column estimate of table public.estimates (numeric")
+    assert column.startswith("Column estimate of table public.estimates_by_vintage (numeric")
     assert estimates.column("estimate").comment in column
     assert describe_column(estimates, 0) == describe_column(estimates, estimates.columns[0])
+    view = schema.table("public.estimates")
+    assert describe_table(view).startswith("Table public.estimates (view): A view: one row per place and variable")
+    assert describe_column(view, "vintage").startswith("Column vintage of view public.estimates (text")
 
 
 # --- the index (own database, fake embedder) -------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from sage.errors import ErrorKind, SageError
+from sage.guard_policy import TABLES_TEXT
 
 from .text import md
 
@@ -23,10 +24,9 @@ HELP: dict[ErrorKind, str] = {
     ErrorKind.NOT_SET_UP: "Run python -m sage setup (or rebuild the index on the Status page), then ask again.",
     ErrorKind.RETRIEVAL: "Rebuild the index on the Status page, or run python -m sage setup.",
     ErrorKind.EMBEDDING: "Check SAGE_EMBEDDING_MODEL, or unset it to use the bundled model.",
-    ErrorKind.GUARD: "Nothing was run. Only one SELECT over public.geography, public.variables and public.estimates "
-    "is allowed.",
+    ErrorKind.GUARD: f"Nothing was run. Only one SELECT over {TABLES_TEXT} is allowed.",
     ErrorKind.TIMEOUT: "Ask about fewer places (one state, or the top 10), or raise SAGE_STATEMENT_TIMEOUT_MS.",
-    ErrorKind.PERMISSION: "The read-only role may only read the three census tables.",
+    ErrorKind.PERMISSION: f"The read-only role may only read {TABLES_TEXT}.",
     ErrorKind.UNDEFINED: "Check the table and column names on the Explore page, then edit the SQL.",
     ErrorKind.ATTEMPTS_EXHAUSTED: "Rephrase the question, or edit the SQL below and run it again.",
 }

@@ -43,7 +43,7 @@ from ..errors import CensusApiError, DatabaseError, ErrorKind, SageError
 from ..index import index_schema
 from ..settings import Settings
 from ..types import StepProgress
-from . import schema
+from . import migrate
 from .api import MAX_GET_ITEMS, CensusClient, dataset_path
 from .catalog_search import acs_table_catalog
 from .codes import is_table_id
@@ -332,25 +332,26 @@ def _write_table(conn: psycopg.Connection, data: TableData, report: TableReport,
         old = db.scalar(
             conn,
             """SELECT coalesce(array_agg(DISTINCT v.vintage), '{}')
-               FROM public.variables v JOIN public.estimates e USING (variable_code)
+               FROM public.variables v JOIN public.estimates_by_vintage e USING (variable_code)
                WHERE v.table_id = %s""",
             (meta.table_id,),
         )
         other = sorted(set(old) - {vintage})
         report.replaced_vintage = ", ".join(other) or None
         cur.execute(
-            "DELETE FROM public.estimates WHERE variable_code IN "
+            "DELETE FROM public.estimates_by_vintage WHERE variable_code IN "
             "(SELECT variable_code FROM public.variables WHERE table_id = %s)",
             (meta.table_id,),
         )
         report.replaced_rows = cur.rowcount
         cur.executemany(
-            """INSERT INTO public.variables (variable_code, label, concept, category, table_id, universe, vintage)
-               VALUES (%s, %s, %s, %s, %s, %s, %s)
+            """INSERT INTO public.variables (variable_code, label, concept, category, table_id, universe, vintage,
+                                            vintages)
+               VALUES (%s, %s, %s, %s, %s, %s, %s, ARRAY[%s])
                ON CONFLICT (variable_code) DO UPDATE SET label = EXCLUDED.label, concept = EXCLUDED.concept,
                  category = EXCLUDED.category, table_id = EXCLUDED.table_id, universe = EXCLUDED.universe,
-                 vintage = EXCLUDED.vintage""",
-            [(v.code, v.label, v.concept or meta.concept, category, meta.table_id, data.universe, vintage)
+                 vintage = EXCLUDED.vintage, vintages = EXCLUDED.vintages""",
+            [(v.code, v.label, v.concept or meta.concept, category, meta.table_id, data.universe, vintage, vintage)
              for v in meta.variables],
         )
         # lines that the new vintage no longer has: drop them (no estimates refer to them any more), unless
@@ -362,13 +363,15 @@ def _write_table(conn: psycopg.Connection, data: TableData, report: TableReport,
         except psycopg.errors.ForeignKeyViolation:
             log.info("kept stale variables of %s: still referenced", meta.table_id)
         with cur.copy(
-            "COPY public.estimates (geo_id, variable_code, estimate, margin_error, source) FROM STDIN"
+            "COPY public.estimates_by_vintage (geo_id, variable_code, estimate, margin_error, source, vintage) "
+            "FROM STDIN"
         ) as copy:
             for geo, code, est, moe in data.rows:
-                copy.write_row((geo, code, est, moe, source))
+                copy.write_row((geo, code, est, moe, source, vintage))
+        cur.execute("DELETE FROM sage.census_tables WHERE table_id = %s AND vintage <> %s", (meta.table_id, vintage))
         cur.execute(
             """INSERT INTO sage.census_tables (table_id, vintage, source, variables, rows) VALUES (%s, %s, %s, %s, %s)
-               ON CONFLICT (table_id) DO UPDATE SET vintage = EXCLUDED.vintage, source = EXCLUDED.source,
+               ON CONFLICT (table_id, vintage) DO UPDATE SET source = EXCLUDED.source,
                  variables = EXCLUDED.variables, rows = EXCLUDED.rows, loaded_at = now()""",
             (meta.table_id, vintage, source, len(codes), len(data.rows)),
         )
@@ -445,7 +448,7 @@ def fetch_tables(
 
     with db.owner(settings) as conn:
         db.require_setup(conn)
-        conn.execute(schema.DDL)  # idempotent: the bookkeeping tables exist even on a database set up long ago
+        migrate.require_current(conn)
         known_geo = {r[0] for r in conn.execute("SELECT geo_id FROM public.geography")}
         try:
             for table_id in table_ids:
@@ -470,7 +473,7 @@ def fetch_tables(
             report.seconds = time.perf_counter() - started
             raise FetchError(message, kind=exc.kind, detail=exc.detail, report=report) from exc
         if report.tables:
-            conn.execute("ANALYZE public.variables, public.estimates")
+            conn.execute("ANALYZE public.variables, public.estimates_by_vintage")
     if report.tables:
         report.semantic = _refresh_semantic(settings)
     if refresh_index and report.tables:

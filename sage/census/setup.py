@@ -1,8 +1,9 @@
 """`python -m sage setup`: everything a fresh database needs, safe to run again.
 
 Steps, each reported through ``progress``: start or reach the server, the ``vector`` extension and schemas, the
-census tables with their comments and indexes, the shipped extract, the margin-of-error functions and the CPI table
-(:mod:`.moe_sql`), the reader role, the embedding index.
+census tables with their comments and indexes (migrating a database of the previous version in place,
+:mod:`.migrate`), the shipped extracts, the margin-of-error functions and the CPI table (:mod:`.moe_sql`), the reader
+role, the embedding index.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from ..errors import DatabaseError
 from ..index import index_schema
 from ..settings import Settings
 from ..types import StepProgress
-from . import loader, moe_sql, schema
+from . import loader, migrate, moe_sql, schema
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +77,8 @@ class SetupReport:
     index: dict | None = None
     admin_sql: str | None = None
     seconds: float = 0.0
+    #: what the migration of a database of the previous version did (empty: nothing to migrate)
+    migrated: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return {
@@ -84,6 +87,7 @@ class SetupReport:
             "data_skipped": self.data_skipped,
             "index": self.index,
             "admin_sql": self.admin_sql,
+            "migrated": self.migrated,
             "seconds": round(self.seconds, 3),
         }
 
@@ -109,7 +113,9 @@ def reader_role_sql(dbname: str, password: str | None, timeout_ms: int) -> list[
         pgsql.SQL("REVOKE ALL ON ALL TABLES IN SCHEMA sage FROM {role}").format(role=role),
         pgsql.SQL("REVOKE ALL ON ALL TABLES IN SCHEMA public FROM {role}").format(role=role),
         pgsql.SQL("GRANT USAGE ON SCHEMA public TO {role}").format(role=role),
-        pgsql.SQL("GRANT SELECT ON public.geography, public.variables, public.estimates TO {role}").format(role=role),
+        pgsql.SQL("GRANT SELECT ON {tables} TO {role}").format(
+            tables=pgsql.SQL(", ").join(pgsql.Identifier(*t.split(".")) for t in schema.TABLES), role=role
+        ),
         # the CPI table and the margin-of-error functions (EXECUTE on them is revoked from PUBLIC by moe_sql.install)
         *moe_sql.grant_statements(db.READER_ROLE),
         pgsql.SQL("REVOKE TEMPORARY, CREATE ON DATABASE {db} FROM PUBLIC").format(db=pgsql.Identifier(dbname)),
@@ -174,8 +180,13 @@ def run_setup(settings: Settings, progress: StepProgress | None = None, *, build
     conn = step("starting the database", lambda: db.connect(settings, autocommit=True))
     try:
         def create_schema():
+            # one transaction: a database of the previous version is migrated and completed, or left as it was
             try:
-                conn.execute(schema.DDL)
+                with conn.transaction():
+                    report.migrated = migrate.migrate(conn)
+                    conn.execute(schema.DDL)
+                    for stmt in schema.comment_statements():
+                        conn.execute(stmt)
             except psycopg.errors.FeatureNotSupported as exc:
                 raise DatabaseError(f"The vector extension is not available on this server: {exc}") from exc
             except psycopg.errors.UndefinedFile as exc:
@@ -183,14 +194,11 @@ def run_setup(settings: Settings, progress: StepProgress | None = None, *, build
                     "The pgvector extension is not installed on the server at DATABASE_URL; install pgvector "
                     f"(https://github.com/pgvector/pgvector) or unset DATABASE_URL to use the embedded server. ({exc})"
                 ) from exc
-            with conn.transaction():
-                for stmt in schema.comment_statements():
-                    conn.execute(stmt)
 
         step("creating tables", create_schema)
 
         loaded = step(
-            "loading the census extract", lambda: loader.load_extract(conn, settings.data_path / "acs", progress)
+            "loading the census extracts", lambda: loader.load_shipped(conn, settings.data_path, progress)
         )
         report.data_skipped = loaded["skipped"]
         step(
@@ -201,7 +209,7 @@ def run_setup(settings: Settings, progress: StepProgress | None = None, *, build
             t: conn.execute(pgsql.SQL("SELECT count(*) FROM {}").format(pgsql.Identifier(*t.split(".")))).fetchone()[0]
             for t in schema.TABLES
         }
-        conn.execute("ANALYZE public.geography, public.variables, public.estimates")
+        conn.execute("ANALYZE public.geography, public.variables, public.estimates_by_vintage")
         report.admin_sql = step("creating the read-only role", lambda: create_reader_role(conn, settings))
     finally:
         conn.close()
