@@ -96,6 +96,16 @@ def _rows_match(gold_rows, pred_rows, mapping: Sequence[int]) -> bool:
     return True
 
 
+def _with_full_names(cols: list[str], rows: Sequence[Sequence[Any]]) -> tuple[list[str], list[tuple]]:
+    """A county named by two columns (``county_name``, ``state_name``) is the same row as one named by the Census
+    NAME ('Travis County, Texas'): add that name as a column, so either form of the same place matches."""
+    if "county_name" not in cols or "state_name" not in cols:
+        return cols, [tuple(r) for r in rows]
+    ci, si = cols.index("county_name"), cols.index("state_name")
+    full = [f"{r[ci]}, {r[si]}" if r[ci] is not None and r[si] is not None else r[si] for r in rows]
+    return cols + ["name (county_name, state_name)"], [(*r, n) for r, n in zip(rows, full, strict=True)]
+
+
 def compare_results(
     gold_cols: Sequence[str],
     gold_rows: Sequence[Sequence[Any]],
@@ -106,6 +116,7 @@ def compare_results(
     """Whether the predicted result answers like the gold one, and if not, why (one short sentence)."""
     gold_rows = [tuple(r) for r in gold_rows]
     pred_rows = [tuple(r) for r in pred_rows]
+    pred_cols, pred_rows = _with_full_names(list(pred_cols), pred_rows)
     if len(gold_rows) != len(pred_rows):
         return False, f"{len(pred_rows)} rows instead of {len(gold_rows)}"
     if not gold_cols:

@@ -152,6 +152,28 @@ class Catalog:
             found.sort(key=lambda x: -x.population)
 
     @functools.cached_property
+    def localities_by_full_name(self) -> dict[str, Locality]:
+        """Places whose Census name says which one of several it is ("Lakeside CDP (San Diego County)"), by their
+        normalised name with the state's postal code and with its name: how the answer to "which one?" names
+        them."""
+        out: dict[str, Locality] = {}
+        for loc in self.localities:
+            if "(" in loc.name:
+                out[geo_key(f"{loc.name}, {loc.state.abbr}")] = loc
+                out[geo_key(f"{loc.name}, {loc.state.name}")] = loc
+        return out
+
+    @functools.cached_property
+    def single_word_bases(self) -> list[str]:
+        """Place names of one word (for matching a misspelt name)."""
+        return sorted(b for b in self.localities_by_base if " " not in b)
+
+    @functools.cached_property
+    def locality_first_words(self) -> frozenset:
+        """The first word of every place name of several words ("las" of Las Vegas, "fort" of Fort Worth)."""
+        return frozenset(b.split()[0] for b in self.localities_by_base if " " in b)
+
+    @functools.cached_property
     def state_words(self) -> frozenset:
         """Every word of every state name (so "new", "north" are not read as unknown places)."""
         return frozenset(w for name in self.state_by_key for w in name.split())

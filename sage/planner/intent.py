@@ -21,6 +21,7 @@ from .declines import (
     example_threshold,
     generic_suggestions,
     median_suggestions,
+    needs_fetch,
     no_rows,
     no_state_rows,
     state_suggestions,
@@ -56,8 +57,9 @@ ONE_FIGURE = re.compile(r"\b(one|a single|single|an overall|one overall|one nati
                         r"lowest|top|bottom))")
 
 #: words of a question that count places ("how many counties ...")
-_COUNT_PLACES = re.compile(r"\b(how many|number of|count of|count the) (of the )?(\d+ )?(_+ )*(states|counties|countys|"
-                           r"parishes|county equivalents|boroughs)\b")
+_COUNT_PLACES = re.compile(r"\b(how many|number of|count of|count the) (of the )?(\d+ )?(_+ )*(\w+ )?(states|counties|"
+                           r"countys|parishes|county equivalents|boroughs|places|cities|towns|villages|cdps|"
+                           r"census designated places|municipalities)\b")
 
 
 def build_query(p: Parse, cat: Catalog) -> Query:
@@ -71,7 +73,7 @@ def build_query(p: Parse, cat: Catalog) -> Query:
         if key not in seen:
             seen.add(key)
             unique.append(pl)
-    p.places = unique
+    p.places = _drop_negated(p, unique)
     strong = p.strong()
     weak = [m for m in p.mentions if m.weak]
     measures = [m.measure for m in strong]
@@ -79,16 +81,20 @@ def build_query(p: Parse, cat: Catalog) -> Query:
 
     # places: fuzzy matches and rules to state
     for pl in p.places:
-        if pl.how == "fuzzy":
+        if pl.how == "fuzzy" and pl.level != "place":
             notes.append(f"“{pl.text}” read as {pl.label} (closest name in the data).")
         elif pl.how == "demonym":
             notes.append(f"“{pl.text}” read as the people of {pl.state.name}.")
-        elif pl.how == "alias":
+        elif pl.how == "alias" and pl.level == "county":
             notes.append(f"“{pl.text}” read as {pl.label}, the county-equivalent of that name.")
 
     count_places = _COUNT_PLACES.search(masked)
     share_cue = SHARE_OF_WHOLE.search(masked)
-    set_query = _is_set_query(p, masked)
+    difference = _difference_cue(p, masked)
+    if difference:  # "how many more people live in Washington state than in DC": the gap, not a threshold
+        p.places = sorted(p.places + [th.ref for th in p.thresholds if th.ref is not None], key=lambda pl: pl.span[0])
+        p.thresholds = [th for th in p.thresholds if th.ref is None]
+    set_query = _is_set_query(p, masked) and not difference
     if p.per_n and (set_query or p.thresholds or p.vs_us or not p.places):
         raise Decline(f"rates “{p.per_n[1]}” are computed by the offline planner only for named places; ask "
                       "for one state's or county's figure, or for a percentage share.", topic_suggestions(p, cat))
@@ -155,6 +161,12 @@ def build_query(p: Parse, cat: Catalog) -> Query:
             and not p.thresholds:
         counties = [pl for pl in p.places if pl.level == "county"]
         states = [pl for pl in p.places if pl.level == "state"]
+        cities = [pl for pl in p.places if pl.level == "place"]
+        if cities and not counties and measures[0].has_rows("place"):  # "the city of Houston" of Texas
+            q = _share_of_parent(p, cat, measures[0], cities, notes)
+            if _OF_THE_US.search(masked) and not states:  # "what fraction of all Americans live in NYC"
+                return q.edit(share_of="us")
+            return q
         if counties:
             return _share_of_parent(p, cat, measures[0], counties, notes)
         if states:
@@ -163,7 +175,8 @@ def build_query(p: Parse, cat: Catalog) -> Query:
     if count_places:
         return _count_places(p, cat, measures, masked, notes)
     # "the six New England states (…) together": named places added up, even when a level word names them
-    if combined and len(p.places) >= 2 and not p.thresholds and not SUPERLATIVE.search(masked):
+    if combined and len(p.places) >= 2 and len({pl.level for pl in p.places}) == 1 and not p.thresholds \
+            and not SUPERLATIVE.search(masked):
         return _combined_places(p, cat, measures, notes)
     fifty_only = p.fifty and not p.places and not SUPERLATIVE.search(masked) and not p.thresholds and not (
         BY_LEVEL.search(masked) or re.search(r"\b(which|what|each|every|list|show|map|rank)\b[^.?]*\bstates?\b",
@@ -183,10 +196,22 @@ def build_query(p: Parse, cat: Catalog) -> Query:
         return q.edit(op=Op.TOTAL, sums=tuple(summable), rank=None)
     if set_query:
         return _set_query(p, cat, measures, masked, notes, p.level or "state")
-    if p.places and (COMBINED.search(masked) or SET_TOTAL.search(masked)) and len(p.places) >= 2:
+    if p.places and (COMBINED.search(masked) or SET_TOTAL.search(masked)) and len(p.places) >= 2 and \
+            len({pl.level for pl in p.places}) == 1:  # "a city vs its county as a whole" adds nothing up
         return _combined_places(p, cat, measures, notes)
     if p.places:
-        return _value_query(p, cat, measures, notes)
+        ratio = _ratio_measures(p) if _RATIO.search(masked) else None
+        q = _value_query(p, cat, ratio or measures, notes)
+        if difference:
+            return _difference(p, q, difference)
+        if ratio is not None and q.op is Op.VALUE:
+            return _ratio(q, ratio)
+        if _RATIO.search(masked):
+            raise Decline("a ratio is computed here between two counts (e.g. residents to housing units); name the "
+                          "two counts, or ask for each figure.",
+                          [f"What is the ratio of residents to housing units in {pl.label}?"
+                           for pl in q.geo.places[:1]])
+        return q
     if p.national:
         return _national(p, cat, measures, notes)
     if SUPERLATIVE.search(masked):
@@ -205,6 +230,35 @@ def build_query(p: Parse, cat: Catalog) -> Query:
          f"Which 5 {'states' if measures[0].has_rows('state') else 'counties'} have the highest "
          f"{nice_name(measures[0])}?",
          "How many people live in the US?"])
+
+
+#: the whole a share is of, when it is the country rather than the place's state
+_OF_THE_US = re.compile(r"\b(americans|the us|the usa|the united states|the country|the nation|nationwide|"
+                        r"us population|national population|all of america)\b")
+
+#: "the city proper, not St. Louis County", "rather than all of Honolulu County": a place named to be set aside
+_NEGATED = re.compile(r"\b(not|rather than|instead of|as opposed to|and not|but not|not counting|excluding|without|"
+                      r"other than)\s+(all of\s+|the whole of\s+|the rest of\s+|the\s+|just\s+|including\s+)?$")
+
+
+def _drop_negated(p: Parse, places: list[Place]) -> list[Place]:
+    """Places named only to say they are not meant ("Honolulu proper, not all of Honolulu County"), when other
+    places are named: left out, saying so.  In a question about a set of places ("counties in Texas, not Harris
+    County") leaving one out of the set is not something the frame can say, so it is declined."""
+    negated = [pl for pl in places if _NEGATED.search(p.t[:pl.span[0]][-40:])]
+    if not negated or len(negated) == len(places):
+        return places
+    kept = [pl for pl in places if pl not in negated]
+    if any(pl.level == "state" for pl in kept) and any(pl.level != "state" for pl in negated) and not any(
+            pl.level != "state" for pl in kept):
+        raise Decline(f"leaving {join_words([pl.label for pl in negated])} out of a set of places is not something "
+                      "the offline planner can do; ask for the set and read past it, or ask about the place itself.",
+                      [f"What is the population of {pl.label}?" for pl in kept[:2]])
+    for pl in negated:
+        p.blocked.append(pl.span)
+        which = f" ({pl.label})" if pl.how != "ambiguous" else ""
+        p.notes.append(f"“{pl.text}”{which} left out, as the question says.")
+    return kept
 
 
 def _exclusions(p: Parse, base: set[str]) -> frozenset[str]:
@@ -226,9 +280,13 @@ def _measure(cat: Catalog, name: str) -> Measure:
 
 
 def _is_set_query(p: Parse, masked: str) -> bool:
-    """A question about a set of states or counties (rank, threshold, list) rather than named places."""
+    """A question about a set of states, counties or Census places (rank, threshold, list) rather than named
+    places."""
     if p.level is None:
         return False
+    if p.level == "place":  # "cities in Ohio", "the smallest incorporated village in Vermont", "places over 50,000"
+        return bool(re.search(r"\b(cities|towns|villages|places|cdps|municipalities)\b", masked)) or bool(
+            SUPERLATIVE.search(masked) or p.thresholds)
     if LEVEL_PLURAL.search(masked):
         return True
     if SET_CUE.search(masked) or BY_LEVEL.search(masked):
@@ -266,7 +324,7 @@ def _value_query(p: Parse, cat: Catalog, measures: list[Measure], notes: list[st
     uniq: dict[str, Place] = {}
     for pl in places:
         uniq.setdefault(pl.geo_id, pl)
-    places = list(uniq.values())
+    places = _places_with_figures(list(uniq.values()), measures, cat, notes, p)
 
     # medians and the like at state level: DC's county-equivalent, else decline
     usable: list[Measure] = []
@@ -327,7 +385,7 @@ def _value_query(p: Parse, cat: Catalog, measures: list[Measure], notes: list[st
         if len(places) == 1:
             measures = [m for m in measures if (places[0], m) not in missing]
 
-    level = "county" if "county" in levels else "state"
+    level = "county" if "county" in levels else ("state" if levels == {"state"} else next(iter(levels)))
     if len(levels) > 1:
         level = "mixed"
     geo = GeoSet(level=level, places=tuple(places))
@@ -336,6 +394,63 @@ def _value_query(p: Parse, cat: Catalog, measures: list[Measure], notes: list[st
     if p.vs_us:
         return _with_us(p, cat, measures, geo, notes)
     return Query(Op.VALUE, tuple(measures), geo, notes=tuple(notes + p.notes))
+
+
+#: how much one place's value exceeds another's: "how many more", "how much higher", "the difference between"
+_DIFFERENCE = re.compile(r"\bhow (many|much) (more|fewer|less|higher|lower|larger|bigger|smaller|greater)\b|"
+                         r"\b(difference|gap)\s+(in|of|between)\b|\bby how (much|many)\b|"
+                         r"\bhow (big|large) (is )?the (difference|gap)\b")
+#: "per household" is left out: total population over households is not household size (group quarters)
+_RATIO = re.compile(r"\bratio\b|\bper\s+(housing unit|home|house|dwelling)s?\b")
+
+
+def _difference_cue(p: Parse, masked: str) -> re.Match | None:
+    """The words that ask for a difference between exactly two named places, or None."""
+    mt = _DIFFERENCE.search(masked)
+    places = p.places + [th.ref for th in p.thresholds if th.ref is not None]
+    if mt is None or len({pl.geo_id for pl in places}) != 2 or any(pl.how == "ambiguous" for pl in places):
+        return None
+    return mt
+
+
+def _difference(p: Parse, q: Query, cue: re.Match) -> Query:
+    """The value query of two places turned into their difference (first minus second), the first being the place
+    before "than" ("more people in Washington state than in DC"), else the first named."""
+    if len(q.measures) != 1:
+        raise Decline("a difference between two places is computed for one measure at a time; ask for each.",
+                      [f"How much higher is the {nice_name(m)} in {q.geo.places[0].label} than in "
+                       f"{q.geo.places[1].label}?" for m in q.measures[:2]] if len(q.geo.places) == 2 else [])
+    places = sorted(q.geo.places, key=lambda pl: pl.span[0])
+    than = re.search(r"\bthan\b", p.t)
+    if than and places[0].span[0] > than.start():
+        places.reverse()
+    if cue.group(2) in ("fewer", "less", "lower", "smaller"):  # "how many fewer in A than B" = B - A
+        places.reverse()
+    first, second = places
+    note = (f"Difference = {first.label} − {second.label} ({nice_name(q.measures[0])}), with its 90% margin of "
+            "error and whether it is statistically significant.")
+    return q.edit(op=Op.DIFFERENCE, geo=q.geo.__class__(level=q.geo.level, places=(first, second)),
+                  notes=(*q.notes, note))
+
+
+def _ratio_measures(p: Parse) -> list[Measure] | None:
+    """The two counts of "the ratio of residents to housing units", in the order named (weak mentions such as
+    "residents" count here), or None when the question does not name exactly two counts."""
+    found: list[Measure] = []
+    for m in sorted(p.mentions, key=lambda m: m.start):
+        if m.measure not in found and not (m.start == m.end):
+            found.append(m.measure)
+    if len(found) != 2 or not all(m.unit == "count" and m.additive for m in found):
+        return None
+    return found
+
+
+def _ratio(q: Query, ratio: list[Measure]) -> Query:
+    """"The ratio of residents to housing units": the first count over the second, for each place."""
+    a, b = ratio
+    return q.edit(measures=(a, b), ratio=True, notes=(
+        *q.notes, f"Ratio = {nice_name(a)} / {nice_name(b)}, both ACS {a.vintage}; its margin of error by the "
+                  "Census Bureau's formula for a ratio."))
 
 
 def _listed_measures(p: Parse) -> bool:
@@ -347,6 +462,45 @@ def _listed_measures(p: Parse) -> bool:
     seps = re.compile(r"\s*(,|;|&|\band\b|\bplus\b|\bas well as\b|\balong with\b|/)\s*")
     masked = mask(p.t, p.blocked)
     return all(seps.search(masked[a.end:b.start]) for a, b in pairwise(strong))
+
+
+def _places_with_figures(places: list[Place], measures: list[Measure], cat: Catalog, notes: list[str],
+                         p: Parse) -> list[Place]:
+    """Census places (cities, towns, CDPs) have only population and housing units in the shipped data.  A place
+    asked for another figure is read as the county-equivalent that covers exactly its area (San Francisco,
+    Denver, Baltimore city), or — when its name is also a county of its state ("Maricopa, AZ") — as that
+    county, saying so; otherwise the question is declined with the fetch that would add the figure for places."""
+    out = []
+    for pl in places:
+        lacking = [m for m in measures if pl.level == "place" and not m.has_rows("place")]
+        if not lacking:
+            out.append(pl)
+            continue
+        assert pl.locality is not None
+        same = cat.same_area_county(pl.locality)
+        if same is not None:
+            notes.append(f"{pl.locality.label} covers exactly the area of {same.label}; its "
+                         f"{join_words([nice_name(m) for m in lacking])} read from that county-equivalent row.")
+            out.append(Place("county", same.state, same, pl.span, "rule", pl.text))
+            continue
+        # a name far more the county's than the place's ("Maricopa, AZ": 4.5 million people vs 58,000) reads as the
+        # county; "Austin, TX" (a city 30 times its namesake county) never does
+        if pl.namesake is not None and all(m.has_rows("county") for m in measures) and \
+                pl.namesake.population >= 10 * pl.locality.population:
+            c = pl.namesake
+            notes.append(f"“{pl.text}” read as {c.label}: the data has no "
+                         f"{join_words([nice_name(m) for m in lacking])} for {pl.locality.label} (a Census place "
+                         f"has only population and housing units here); ask for the population of "
+                         f"{pl.locality.label} for the city.")
+            out.append(Place("county", c.state, c, pl.span, "rule", pl.text))
+            continue
+        raise needs_fetch(lacking[0], p.tc[pl.span[0]:pl.span[1]] or pl.text, cat, levels=("place",),
+                          states=(pl.state.abbr,), suggestions=[
+                              f"What is the population of {pl.locality.label}?",
+                              f"How many housing units are in {pl.locality.label}?"],
+                          why=f"the data has only population and housing units for places such as "
+                              f"{pl.locality.label}")
+    return out
 
 
 def _per_n(p: Parse, cat: Catalog, measures: list[Measure], geo: GeoSet, notes: list[str]) -> Query:
@@ -450,13 +604,13 @@ def _share_of_parent(p: Parse, cat: Catalog, m: Measure, parts: list[Place], not
         if pl.how == "ambiguous":
             raise Decline(f"“{pl.text}” exists in several states; name the state.",
                           [f"What share of {c.state.name} residents live in {c.name}?" for c in pl.candidates[:3]])
-    if parts[0].level == "county":
+    if parts[0].level in ("county", "place"):
         for pl in parts:
             if not cat.has(m, pl.geo_id):
                 raise Decline(no_rows(m, pl, cat), coverage_suggestions(m, pl, cat))
     geo = GeoSet(level=parts[0].level, places=tuple(parts), exclude=_exclusions(p, {"PR"}))
     combined = len(parts) > 1 and bool(COMBINED.search(p.t) or re.search(r"\btogether\b", p.t))
-    if combined and parts[0].level == "county" and len({pl.state.fips for pl in parts}) > 1:
+    if combined and parts[0].level in ("county", "place") and len({pl.state.fips for pl in parts}) > 1:
         raise Decline("counties added together as a share of their state must all be in one state.",
                       topic_suggestions(p, cat))
     return Query(Op.SHARE, (m,), geo, combined=combined, notes=tuple(notes + p.notes))
@@ -492,6 +646,11 @@ def _counties_per_state(p: Parse, masked: str, notes: list[str]) -> Query:
 
 def _count_geographies(p: Parse, notes: list[str]) -> Query:
     masked = mask(p.t, p.blocked)
+    if p.level == "place":  # "How many villages are there in New York State?"
+        states = tuple(pl.state for pl in p.places if pl.level == "state")
+        return Query(Op.COUNT, (), GeoSet(level="place", within=states, place_kind=p.place_kind,
+                                          exclude=frozenset() if states else _exclusions(p, {"PR"})),
+                     notes=tuple(notes + p.notes))
     level = "county" if re.search(r"\b(counties|countys|parishes|boroughs|county equivalents)\b", masked) else "state"
     states = tuple(pl.state for pl in p.places if pl.level == "state")
     if level == "county" and states:
@@ -520,6 +679,12 @@ def _set_query(p: Parse, cat: Catalog, measures: list[Measure], masked: str, not
 
     # measures must exist at this level (and in the scoped states)
     for m in measures:
+        if level == "place" and not m.has_rows("place"):
+            raise needs_fetch(m, nice_name(m), cat, levels=("place",), states=[s.abbr for s in scope_states],
+                              why=f"the data has only population and housing units for Census places (cities, "
+                                  f"towns, CDPs), not {nice_name(m)}",
+                              suggestions=[f"What are the 10 largest cities in {scope_states[0].name}?"
+                                           if scope_states else "What are the 10 largest cities in the US?"])
         if not m.has_rows(level):
             if level == "state":
                 raise Decline(no_state_rows(m, scope_states[0] if len(scope_states) == 1 else None, cat),
@@ -535,12 +700,20 @@ def _set_query(p: Parse, cat: Catalog, measures: list[Measure], masked: str, not
                     raise Decline(no_rows(m, where, cat), coverage_suggestions(m, where, cat))
 
     cross = cross_conditions(p, masked, level, measures)
-    exclude = _exclusions(p, set()) if not scope_states else frozenset()
+    # "cities in the US": the 50 states and DC, as a US total is
+    exclude = _exclusions(p, {"PR"} if level == "place" and p.national else set()) if not scope_states \
+        else frozenset()
+    if level == "place":
+        kinds = {"": "all Census places (incorporated cities, towns, villages and boroughs, and census-designated "
+                     "places)", "incorporated": "incorporated places only (no census-designated places)",
+                 "cdp": "census-designated places (CDPs) only", "village": "places that are villages",
+                 "town": "places that are towns", "borough": "places that are boroughs"}
+        notes.append(f"Places: {kinds[p.place_kind]}" + ("; Puerto Rico left out." if "PR" in exclude else "."))
     independent = level == "county" and bool(INDEPENDENT_CITY.search(masked)) and not re.search(
         r"\b(counties|county|parishes|parish|boroughs|county equivalents)\b", masked)
     geo = GeoSet(level=level, places=tuple(level_places),
                  within=tuple(scope_states) if not (level == "state") else tuple(scope_states),
-                 exclude=exclude, independent_cities=independent)
+                 exclude=exclude, independent_cities=independent, place_kind=p.place_kind)
 
     if cross:  # "more Hispanic than White residents" compares two measures; it asks for no ranking
         masked = mask(masked, [m.span() for m in _THAN.finditer(masked)]

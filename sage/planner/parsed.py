@@ -77,6 +77,8 @@ class Parse:
     mentions: list[Mention] = field(default_factory=list)
     thresholds: list[Threshold] = field(default_factory=list)
     level: str | None = None
+    #: for a set of Census places: "" all of them, "incorporated" (no CDPs) or "cdp" (CDPs only)
+    place_kind: str = ""
     national: bool = False
     #: "the 50 states": DC and Puerto Rico are not in the set unless a clause adds them back
     fifty: bool = False

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 
 from ..census.mentions import Mention
 from ..census.semantic import load_gaps
@@ -14,14 +15,18 @@ from ..types import Chunk
 from .bare_names import find_unknown_places
 from .catalog import Catalog
 from .declines import Decline, place_suggestions, topic_suggestions
+from .localities import coded_level_decline
 from .measures import find_measures
-from .parsed import Parse, Place
+from .parsed import Parse
 from .places import find_places, resolve_ambiguous
 from .scope import read_scope
 from .thresholds import find_thresholds
 from .vocabulary import (
+    CDP_ONLY,
     CITY_WORD,
     FIFTY,
+    FOREIGN,
+    INCORPORATED,
     INDEPENDENT_CITY,
     LEVEL_PLURAL,
     LEVEL_SINGULAR,
@@ -29,7 +34,10 @@ from .vocabulary import (
     NATIONAL,
     OTHER_PRODUCT,
     PER_N,
+    PLACE_LEVEL,
+    PLACE_LEVEL_WEAK,
     SUB_STATE,
+    SUB_STATE_NOT_PLACES,
     TIME_WORDS,
     VERSUS_AVG,
     VS_US,
@@ -61,11 +69,12 @@ def parse_question(question: str, chunks: Sequence[Chunk], cat: Catalog, earlier
     find_measures(p, cat, chunks)
     if context and not p.strong():
         _use_context_measures(p, context, cat, chunks)
+    _foreign(p, cat)
     find_unknown_places(p, cat)
     resolve_ambiguous(p)
     check_scope(p, cat)
     find_thresholds(p, cat)
-    find_level(p)
+    find_level(p, cat)
     return p
 
 
@@ -135,6 +144,13 @@ def _use_context(p: Parse, context: str, cat: Catalog, chunks: Sequence[Chunk]) 
         drop_excluded(ctx)
     except Decline:
         return
+    if not p.places:  # "I'm relocating to Indianapolis ...", "Miami Beach: ...": a city named in the preamble
+        try:
+            find_unknown_places(ctx, cat)
+        except Decline as exc:
+            if exc.kind == "ambiguous":
+                raise  # the place the question is about has several readings: ask which
+            # another unknown word of the preamble is no reason to decline the question
     # an instruction in the context ("Leave out Puerto Rico.") still applies
     p.include |= ctx.include - p.exclude
     p.exclude |= ctx.exclude - p.include
@@ -150,7 +166,7 @@ def _use_context(p: Parse, context: str, cat: Catalog, chunks: Sequence[Chunk]) 
         places = places[-1:]  # "there" is the place named last
     end = len(p.t)
     for pl in places:
-        p.places.append(Place(pl.level, pl.state, pl.county, (end, end), "context", pl.text))
+        p.places.append(replace(pl, span=(end, end), how="context"))
     p.notes.append(f"The question's {'places' if len(places) > 1 else 'place'} read from what comes before it: "
                    f"{join_words([pl.label for pl in places])}.")
 
@@ -178,6 +194,16 @@ def drop_excluded(p: Parse) -> None:
     p.places = [pl for pl in p.places if not any(a <= pl.span[0] < b for a, b in p.scope_spans)]
 
 
+def _foreign(p: Parse, cat: Catalog) -> None:
+    """Another country ("Ontario, Canada"): declined before its places' names are looked up among US places
+    ("Mexico, Missouri" is a US place: the name was read with its state, so it is masked here)."""
+    mt = FOREIGN.search(mask(p.t, p.blocked))
+    if mt:
+        raise Decline(f"“{p.tc[mt.start():mt.end()]}”: the data is the US Census Bureau's American Community Survey — "
+                      "US states, counties and places, and Puerto Rico — with nothing for other countries.",
+                      topic_suggestions(p, cat))
+
+
 def check_scope(p: Parse, cat: Catalog) -> None:
     """Decline early what the data cannot answer (missing topics, sub-county places, cities, trends, other
     years, comparisons against an average), and note the scope words: the US, the 50 states, DC, Puerto Rico."""
@@ -195,12 +221,18 @@ def check_scope(p: Parse, cat: Catalog) -> None:
             raise Decline(f"the shipped census extract has no data on {gap.topic} (asked: “{mt.group(0)}”).",
                           topic_suggestions(p, cat))
     masked = INDEPENDENT_CITY.sub(lambda m: "_" * len(m.group(0)), masked)
-    mt = SUB_STATE.search(masked) or re.search(r"(?<![\d$,.])\d{5}(?![\d,%])", masked)
+    coded = coded_level_decline(p, cat, masked, [m.measure for m in p.strong()])
+    if coded is not None:
+        raise coded
+    places = "place" in cat.levels
+    mt = (SUB_STATE_NOT_PLACES if places else SUB_STATE).search(masked) or re.search(
+        r"(?<![\d$,.])\d{5}(?![\d,%])", masked)
     if mt and not re.search(r"\b(more|less|over|under|above|below|than|least|most)\s+$", masked[: mt.start()]):
-        raise Decline(
-            f"“{mt.group(0)}”: the data covers states and counties (county-equivalents) only — no cities, "
-            "metro areas, tracts or ZIP codes.", place_suggestions(p, cat))
-    if CITY_WORD.search(masked):
+        covered = "states, counties and Census places (cities, towns, CDPs)" if places else \
+            "states and counties (county-equivalents)"
+        raise Decline(f"“{mt.group(0)}”: the data covers {covered} only — no neighborhoods, townships, school "
+                      "districts, wards or ZIP codes.", place_suggestions(p, cat))
+    if not places and CITY_WORD.search(masked):
         raise Decline("the data covers states and counties only; cities are not in it (except the "
                       "independent cities that are county-equivalents, e.g. “Baltimore city”).",
                       place_suggestions(p, cat))
@@ -278,12 +310,47 @@ def _dollar_basis(p: Parse, cat: Catalog) -> None:
                        "Bureau publishes them for the period.")
 
 
-def find_level(p: Parse) -> None:
-    """Which level a set question is about: any county word wins ("Texas counties"), then "states"."""
+def find_level(p: Parse, cat: Catalog) -> None:
+    """Which level a set question is about: any county word wins ("Texas counties"), then cities, towns and
+    other Census places (when they are loaded), then "states"."""
     t = mask(p.t, p.blocked)
     t = re.sub(r"\bunited states\b", lambda m: "_" * len(m.group(0)), t)
     words = [m.group(1) for m in LEVEL_PLURAL.finditer(t)] + [m.group(1) for m in LEVEL_SINGULAR.finditer(t)]
-    if any(w not in ("states", "state") for w in words):
+    t = INDEPENDENT_CITY.sub(lambda m: "_" * len(m.group(0)), t)  # county-equivalents, not Census places
+    county = any(w not in ("states", "state") for w in words)
+    # "places in the 50 states": places counted across states; "which five places ..." after "the states" are states
+    weak = PLACE_LEVEL_WEAK.search(t)
+    across = weak is not None and re.match(r"\s+(in|across|within|of)\s+(all\s+)?(the\s+)?((\d+|fifty)\s+)?"
+                                            r"(states|us|usa|country|nation)\b", t[weak.end():])
+    if across:
+        words = [w for w in words if w not in ("states", "state")]
+    place = "place" in cat.levels and (PLACE_LEVEL.search(t) or (not words and weak))
+    counties = [pl for pl in p.places if pl.level == "county"]
+    named_places = any(pl.level == "place" or (pl.county is not None and pl.county.suffix == "city")
+                       for pl in p.places)  # a city named (a Census place, or an independent city)
+    if place and (county or counties) and not named_places:  # "the largest cities in Travis County"
+        raise Decline(
+            "Census places (cities, towns, CDPs) are not nested in counties — a city can spread over several "
+            "(Austin over three) — and the data does not say which places lie in which county; ask about the "
+            "places of a state, or about the county as a whole.",
+            [f"What are the 10 largest cities in {counties[0].state.name}?" if counties else
+             "What are the 10 largest cities in Texas?"]
+            + [f"What is the population of {pl.label}?" for pl in counties[:2]])
+    if place:
+        p.level = "place"
+        kinds = {m.group(1) for m in re.finditer(r"\b(cities|city|towns|town|villages|village|boroughs|borough|cdps|"
+                                                 r"cdp|census designated places?|places)\b", t)}
+        if INCORPORATED.search(t):
+            p.place_kind = "incorporated"
+        elif CDP_ONLY.search(t) and not re.search(r"\b(cities|towns|villages)\b", t):
+            p.place_kind = "cdp"
+        elif kinds and kinds <= {"villages", "village"}:  # "how many villages": the places that are villages
+            p.place_kind = "village"
+        elif kinds and kinds <= {"towns", "town"}:
+            p.place_kind = "town"
+        elif kinds and kinds <= {"boroughs", "borough"} and "county" not in words:
+            p.place_kind = "borough"
+    elif county:
         p.level = "county"
     elif words:
         p.level = "state"

@@ -14,7 +14,7 @@ from ..text import overlaps
 from .bare_names import find_bare_counties, qualified, state_after
 from .catalog import Catalog, County, State, is_measure_word, state_words
 from .declines import Decline, generic_suggestions, state_suggestions
-from .localities import find_localities
+from .localities import find_aliases, find_full_names, find_localities, find_state_led, names_place_before
 from .parsed import Parse, Place
 from .vocabulary import (
     ASC_WORDS,
@@ -39,7 +39,9 @@ def find_places(p: Parse, cat: Catalog) -> None:
     """Every state and county the question names.  Counties come first, so the state in "Washington County" or
     "Texas County, MO" is not also read as a place of its own."""
     t = p.t
+    find_full_names(p, cat)
     _find_counties(p, cat)
+    find_aliases(p, cat)
     # the District of Columbia in its spellings
     for mt in re.finditer(r"\b(district of columbia|washington,? dc|washington,? d c|d c|dc)\b", t):
         if not overlaps(mt.span(), p.blocked):
@@ -50,7 +52,9 @@ def find_places(p: Parse, cat: Catalog) -> None:
         if overlaps(span, p.blocked):
             continue
         after = t[span[1]:]
-        if re.match(r"\s+city\b", after):  # New York City, Kansas City, Oklahoma City...
+        if find_state_led(p, cat, span, cat.state_by_key[mt.group(1)]):
+            continue  # Kansas City, Oklahoma City, Iowa City: a Census place
+        if re.match(r"\s+city\b", after) and "place" not in cat.levels:  # New York City, Kansas City...
             raise Decline(
                 f"“{p.tc[span[0]:span[1]]} City” is a city; the data has only states and counties "
                 "(county-equivalents), not cities or other places.",
@@ -75,6 +79,9 @@ def find_places(p: Parse, cat: Catalog) -> None:
         wordlike = code.lower() in WORDLIKE_ABBRS
         if (code.isupper() and (not all_caps or not wordlike)) or (code.islower() and not wordlike):
             taken.add(n)
+        elif wordlike and not _place_next(p, cat, mt.end()) and names_place_before(
+                p, cat, len(p.t[:mt.start()].rstrip(" ,")), cat.state_by_abbr[code.upper()]):
+            taken.add(n)  # "pittsburg pa population": after a place's name ("springfield or columbus" is a list)
     # "pov rate ms vs la vs nm vs wv": a postal code that is also a word counts inside a list of postal codes
     grew = True
     while grew:
@@ -97,6 +104,15 @@ def find_places(p: Parse, cat: Catalog) -> None:
     find_bare_counties(p, cat)
     _informal_regions(p)
     resolve_ambiguous(p)
+
+
+def _place_next(p: Parse, cat: Catalog, at: int) -> bool:
+    """Whether the word at ``at`` begins a place's or a state's name."""
+    mt = re.match(r"\s*([a-z]+)", p.t[at:])
+    if mt is None:
+        return False
+    word = mt.group(1)
+    return word in cat.state_words or bool(cat.localities_named(word)) or word in cat.locality_first_words
 
 
 def _find_regions(p: Parse, cat: Catalog) -> None:
@@ -130,9 +146,9 @@ def _informal_regions(p: Parse) -> None:
             pl.span[0] >= span[1] for pl in p.places)
         # "A Pacific Northwest higher-ed consortium wants ... Washington, Oregon and Idaho": the region word
         # describes something else, and the places are named
-        adjectival = p.places and not re.match(r"\s*($|[,.;:?!]|(and|or|vs|versus|with|compared|than|plus)\b)",
-                                                 p.t[span[1]:])
-        listed = listed or adjectival
+        adjectival = bool(p.places) and not re.match(
+            r"\s*($|[,.;:?!]|(and|or|vs|versus|with|compared|than|plus)\b)", p.t[span[1]:])
+        listed = bool(listed) or adjectival
         if listed:
             p.notes.append(f"“{text}” read as the places the question lists.")
             continue

@@ -80,6 +80,13 @@ SUB_STATE = re.compile(
     r"\b(zip ?codes?|zips?|zcta\w*|postal codes?|census tracts?|tracts?|block groups?|neighbou?rhoods?|"
     r"metro\w*|msas?|cbsas?|congressional districts?|school districts?|towns?|townships?|villages?|"
     r"cities|boroughs? of new york|precincts?|wards?|suburbs?|downtown)\b")
+#: countries other than the US: the data has US states, counties and places only (and Puerto Rico)
+FOREIGN = re.compile(r"\b(canada|mexico|england|scotland|ireland|united kingdom|great britain|france|germany|spain|"
+                     r"italy|china|japan|india|australia|brazil|europe|european union|asia|africa)\b")
+#: the same, once Census places are loaded: cities, towns and villages are places then
+SUB_STATE_NOT_PLACES = re.compile(
+    r"\b(block groups?|neighbou?rhoods?|school districts?|townships?|boroughs? of new york|precincts?|wards?|"
+    r"suburbs?|downtown)\b")
 CITY_WORD = re.compile(r"\b(city|cities)\b")
 TIME_WORDS = re.compile(
     r"\b(forecasts?|forecasting|project(ed|ion|ions)|predict\w*|will (be|have|grow|reach)|future|next (year|decade)|"
@@ -137,6 +144,15 @@ LEVEL_PLURAL = re.compile(r"\b(states|counties|parishes|boroughs|county equivale
                           r"countis|countries in)\b")
 LEVEL_SINGULAR = re.compile(r"\b(state|county|parish|borough|county equivalent|municipio|census area|"
                             r"planning region|independent city)\b")
+#: words for Census places as a level: strong ones name it even next to "states" ("the 10 biggest cities in the 50
+#: states"); "places" alone names it only when no other level is named ("which five places ..." of states is not)
+PLACE_LEVEL = re.compile(r"\b(cities|towns|villages|cdps|census designated places?|municipalities|incorporated places?|"
+                         r"city|town|village|cdp|municipality|boroughs? and towns)\b")
+PLACE_LEVEL_WEAK = re.compile(r"\b(places|place)\b")
+#: "incorporated cities", "not counting CDPs": no census-designated places; "CDPs": only them
+INCORPORATED = re.compile(r"\bincorporated\b|\b(not counting|excluding|except|without|leave out|leaving out|no)\s+"
+                          r"(the\s+)?(cdps|census designated places)\b")
+CDP_ONLY = re.compile(r"\b(cdps|census designated places?|cdp)\b")
 #: independent cities are county-equivalents (Virginia's, Baltimore, St. Louis, Carson City), not places
 INDEPENDENT_CITY = re.compile(r"\bindependent cit(y|ies)\b")
 SET_CUE = re.compile(
@@ -194,6 +210,13 @@ nation national nationwide nationally whole entire combined top bottom first las
 folks households household homes home house houses housing units unit amount amounts currently current today now
 latest recent most recently annual yearly period vintage five-year year 5 acs5 acs 1 rank
 """.split())
+
+#: words that make a part of a state ("rural Georgia", "central Pennsylvania") — no such rows exist
+REGIONAL_WORDS = frozenset(
+    "central northern southern eastern western upstate downstate rural urban coastal north south east west northeast "
+    "northwest southeast southwest northeastern northwestern southeastern southwestern mid greater inner suburban "
+    "interior".split())
+
 
 STOP_BEFORE_PLACE = frozenset("in of for at from near around across within inside".split())
 JOINERS = frozenset("vs versus and or with to".split())
@@ -314,7 +337,8 @@ N_RES = [
     re.compile(r"\b(which|what|the|name|list|show|give me|find)\s+(?P<n>\d{1,3}|" + NUM_WORD_RE
                + r")\b(?!\s*(%|percent|k\b|thousand|million))"),
     re.compile(r"\b(?P<n>\d{1,3}|" + NUM_WORD_RE
-               + r")\s+(\w+\s+){0,3}?(states|counties|countys|parishes|boroughs|places)\b"),
+               + r")\s+(\w+\s+){0,3}?(states|counties|countys|parishes|boroughs|places|cities|towns|villages|cdps|"
+                 r"municipalities)\b"),
     re.compile(r"\b(?P<n>\d{1,3}|" + NUM_WORD_RE + r")\s+(highest|lowest|most|least|largest|smallest|biggest|"
                r"richest|poorest|oldest|youngest)\b"),
     # "lowest 5 median rents", "highest ten poverty rates": the number after the superlative
