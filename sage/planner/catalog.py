@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 import re
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -119,6 +119,10 @@ class Catalog:
     localities: list[Locality] = field(default_factory=list)
     levels: frozenset[str] = frozenset({"state", "county"})
     generation: int = 0  # the semantic layer's generation this was built from (a fetch bumps it)
+    #: the ACS periods each variable has, oldest first ("2014-2018", "2019-2023"), and for each period other than
+    #: a variable's latest the places with a value then
+    periods: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    earlier_rows: dict[tuple[str, str], frozenset] = field(default_factory=dict)
     state_by_key: dict[str, State] = field(default_factory=dict)
     state_by_abbr: dict[str, State] = field(default_factory=dict)
     county_index: dict[tuple[str, str], list[County]] = field(default_factory=dict)
@@ -210,6 +214,30 @@ class Catalog:
                 return c
         return None
 
+    def periods_of(self, m: Measure) -> tuple[str, ...]:
+        """The ACS periods every variable of ``m`` has, oldest first."""
+        sets = [self.periods.get(code, (m.vintage,)) for code in m.codes]
+        common = set(sets[0]).intersection(*sets[1:]) if sets else set()
+        return tuple(sorted(common))
+
+    def over_periods(self, m: Measure) -> Measure:
+        """``m``, or the same share over total population (B01003_001E) when the total of its own table
+        (B03002_001E, B02001_001E: the same count, both controlled to the population estimates) is loaded for
+        fewer periods — so "the Hispanic share in 2014-2018" can be computed from what is loaded."""
+        if not m.is_rate:
+            return m
+        swapped = tuple(_TOTAL_EQUIVALENTS.get(c, c) for c in m.denominator)
+        if swapped == m.denominator:
+            return m
+        alt = replace(m, denominator=swapped)
+        return alt if len(self.periods_of(alt)) > len(self.periods_of(m)) else m
+
+    def has_in(self, m: Measure, geo_id: str, period: str) -> bool:
+        """Whether every variable of ``m`` has a value for the place in ``period``."""
+        if period == m.vintage:
+            return self.has(m, geo_id)
+        return all(geo_id in self.earlier_rows.get((code, period), ()) for code in m.codes)
+
     def table_title(self, table_id: str) -> str | None:
         """The title of an ACS table (loaded or not) from the offline catalog the project ships."""
         return table_title(self.data_path, table_id) if self.data_path else None
@@ -234,6 +262,9 @@ def _split_county(name: str) -> tuple[str, str]:
 #: asked for by their code; their coverage is read per level from the semantic layer)
 NAMED_LEVELS = ("state", "county", "place")
 
+#: table totals that count the same people as total population (B01003_001E)
+_TOTAL_EQUIVALENTS = {"B03002_001E": "B01003_001E", "B02001_001E": "B01003_001E"}
+
 
 def _read_catalog(conn: psycopg.Connection):
     """Every named place, the places that have each variable, populations (to order ambiguous names), and the
@@ -251,7 +282,14 @@ def _read_catalog(conn: psycopg.Connection):
         "WHERE e.variable_code = 'B01003_001E' AND g.level = ANY(%s)", (list(NAMED_LEVELS),)
     ).fetchall())
     levels = frozenset(r[0] for r in conn.execute("SELECT DISTINCT level FROM public.geography").fetchall())
-    return geo, have, pop, levels
+    # every period of each variable, and the places that have a value in each period other than the latest
+    periods: dict[str, list[str]] = dict(
+        conn.execute("SELECT variable_code, vintages FROM public.variables").fetchall())
+    earlier = conn.execute(
+        "SELECT b.variable_code, b.vintage, array_agg(b.geo_id) FROM public.estimates_by_vintage b "
+        "JOIN public.variables v ON v.variable_code = b.variable_code AND b.vintage <> v.vintage "
+        "WHERE b.estimate IS NOT NULL GROUP BY 1, 2").fetchall()
+    return geo, have, pop, levels, periods, earlier
 
 
 def load_catalog(settings) -> Catalog:
@@ -266,7 +304,7 @@ def load_catalog(settings) -> Catalog:
     measures = load_measures(settings)
     try:
         with owner(settings) as conn:
-            geo, have, pop, levels = _read_catalog(conn)
+            geo, have, pop, levels, periods, earlier = _read_catalog(conn)
     except psycopg.errors.UndefinedTable as exc:
         raise NotSetUpError("The census tables are not there yet: run `python -m sage setup` first.") from exc
     states = [State(r[2], r[3], r[4], r[0]) for r in geo if r[1] == "state"]
@@ -288,7 +326,9 @@ def load_catalog(settings) -> Catalog:
     inactive = [m for m in semantic.defined_measures() if m.name not in active]
     cat = Catalog(measures, states, counties, {code: frozenset(ids) for code, ids in have}, inactive=inactive,
                   data_path=settings.data_path, localities=localities, levels=levels,
-                  generation=semantic.generation(settings))
+                  generation=semantic.generation(settings),
+                  periods={code: tuple(v) for code, v in periods.items()},
+                  earlier_rows={(code, v): frozenset(ids) for code, v, ids in earlier})
     with _catalog_lock:
         _catalogs[key] = cat
     return cat

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ..census.semantic import Measure
+from ..census.semantic import CONTROLLED_TOTALS, Measure
 from ..types import DisplayHint
 from .catalog import State
 from .frame import Condition, GeoSet, Op, Query
@@ -248,6 +248,8 @@ def compile_query(q: Query, *, margins: bool = True, ids: bool = False) -> Compi
         raise ValueError(f"an answer of kind {op} has no places to select among")
     if op is Op.DIFFERENCE:
         return _difference(q)
+    if op is Op.CHANGE:
+        return _change(q)
     if op is Op.VALUE:
         if q.ratio and not ids:
             return _ratio(q, margins)
@@ -298,12 +300,106 @@ def _value(q: Query, margins: bool, ids: bool = False) -> Compiled:
         group = group if "g.geo_id" in group else ["g.geo_id", *group]
     sel, has_moe = _measure_select(measures, head, group, where, margin_level=margin_level,
                                    order=None if single else (measures[0], True))
+    _at(sel, q)
     hint: DisplayHint
     if single:
         hint = "big" if len(measures) == 1 else "statrow"
     else:
         hint = "bar" if len(measures) == 1 else ("grouped" if len(measures) == 2 else "table")
     return Compiled(sel.sql(), q.display or hint, has_moe, compare=None if single else "places")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# a change between two periods
+
+BY_VINTAGE = "public.estimates_by_vintage e JOIN public.geography g ON g.geo_id = e.geo_id"
+
+
+def _period_values(q: Query, period: str, total: bool) -> Select:
+    """One period's value (``v``) and its margin (``v_moe``, NULL where unknown) for each place of ``q`` — or for
+    the set added up (``total``: the US)."""
+    m, geo = q.measures[0], q.geo
+    level = geo.level
+    if total:
+        head: list[str] = []
+        group: list[str] = []
+        live = [c for c in m.numerator if c not in CONTROLLED_TOTALS]
+        moe = (f"moe_sum(e.estimate, e.margin_error) FILTER (WHERE e.variable_code = '{m.numerator[0]}')"
+               if m.kind == "direct" and live else None)
+    else:
+        head = ["g.geo_id", *place_columns(level)]
+        group = ["g.geo_id", *[c for c in group_columns(level) if c != "g.geo_id"]]
+        moe = m.moe_sql_expression("e")
+    where = (set_filters(geo) if not geo.places else
+             [f"g.geo_id IN ({', '.join(sql_str(pl.geo_id) for pl in geo.places)})"])
+    cols = head + [f"{m.sql_expression('e', rounded=False)} AS v", f"{moe or 'NULL::numeric'} AS v_moe"]
+    return Select(cols, source=BY_VINTAGE, where=[*where, code_filter(m.codes), f"e.vintage = {sql_str(period)}"],
+                  group=group)
+
+
+def _change(q: Query) -> Compiled:
+    """Each place's value in both periods (rounded for reading), the change (later − earlier, unrounded: the
+    significance test reads it) and the percent change, each with its 90% margin of error (``moe_difference``,
+    ``moe_pct_change``).  Dollars of the earlier period are put in the later period's dollars with the CPI-U-RS
+    (``public.cpi_u_rs``: the index of the later period's last year over the earlier's), estimate and margin alike,
+    unless nominal dollars were asked.  A ranking, a filter ("lost people", "a significant increase") or a count
+    works on those rows."""
+    assert q.change is not None and len(q.periods) == 2
+    m, ch = q.measures[0], q.change
+    early, late = q.periods
+    total = not q.geo.places and bool(q.sums)
+    a, b = _period_values(q, early, total), _period_values(q, late, total)
+    real = ch.dollars == "real"
+    digits = 0 if m.unit in ("dollars", "count") else 1
+    names = [] if total else [c.split(".")[1] for c in place_columns(q.geo.level)]
+    col = m.column
+    rate = m.unit == "percent"
+    earlier, moe_earlier = ("a.v * cpi.f", "a.v_moe * cpi.f") if real else ("a.v", "a.v_moe")
+    cols = [f"b.{n}" for n in names] + [
+        f"ROUND({earlier}, {digits}) AS {col}_{early.replace('-', '_')}",
+        f"ROUND(b.v, {digits}) AS {col}_{late.replace('-', '_')}",
+        # the change and its margin unrounded: the significance test reads them (the card rounds for display)
+        f"b.v - {earlier} AS change",
+        f"moe_difference(b.v_moe, {moe_earlier}) AS change_moe"]
+    if not rate:
+        cols += [f"ROUND(100.0 * (b.v - {earlier}) / NULLIF({earlier}, 0), 1) AS pct_change",
+                 f"ROUND(moe_pct_change({earlier}, b.v, {moe_earlier}, b.v_moe), 1) AS pct_change_moe"]
+    source = f"({a.sql()}) AS a" + (" CROSS JOIN" if total else f" JOIN ({b.sql()}) AS b ON b.geo_id = a.geo_id")
+    if total:
+        source += f" ({b.sql()}) AS b"
+    if real:
+        end_early, end_late = int(early[-4:]), int(late[-4:])
+        source += (" CROSS JOIN (SELECT MAX(c.index) FILTER (WHERE c.year = "
+                   f"{end_late}) / MAX(c.index) FILTER (WHERE c.year = {end_early}) AS f "
+                   "FROM public.cpi_u_rs c) AS cpi")
+    where = []
+    z = f"(b.v - {earlier}) / NULLIF(moe_difference(b.v_moe, {moe_earlier}) / 1.645, 0)"
+    keep = {"loss": [f"b.v < {earlier}"], "gain": [f"b.v > {earlier}"],
+            "significant_gain": [f"{z} > 1.645"], "significant_loss": [f"{z} < -1.645"],
+            "significant": [f"ABS({z}) > 1.645"]}.get(ch.keep, [])
+    where += keep
+    sel = Select(cols, source=source, where=where)
+    if ch.count:
+        noun = {"county": "counties", "state": "states", "place": "places"}.get(q.geo.level, "places")
+        count = Select([f"COUNT(*) AS {noun}_count"], source=source, where=where)
+        return Compiled(count.sql(), q.display or "big", compare=None)
+    if q.rank is not None:
+        by = "pct_change" if ch.by == "pct_change" and not rate else "change"
+        sel.order.append(f"{by} {'DESC' if q.rank.descending else 'ASC'} NULLS LAST")
+        sel.limit = q.rank.n
+    elif not total and len(q.geo.places) != 1:
+        sel.order.append("change DESC NULLS LAST")
+    single = total or len(q.geo.places) == 1
+    hint: DisplayHint = "statrow" if single else "bar"
+    return Compiled(sel.sql(), q.display or hint, True, compare="change")
+
+
+def _at(sel: Select, q: Query) -> None:
+    """Read ``sel`` in the one earlier period the question asks for ("population of Texas in 2014-2018"), when it
+    is not the measures' latest (the rows ``public.estimates`` shows)."""
+    if len(q.periods) == 1 and any(q.periods[0] != m.vintage for m in q.measures):
+        sel.source = sel.source.replace("public.estimates e JOIN", "public.estimates_by_vintage e JOIN")
+        sel.where.append(f"e.vintage = {sql_str(q.periods[0])}")
 
 
 def _named(q: Query) -> tuple[list[str], list[str], list[str], str | None]:
@@ -402,6 +498,7 @@ def _set(q: Query, margins: bool, ids: bool = False) -> Compiled:
     if rank is not None and rank.per_parent:
         inner, _ = _measure_select(measures, cols, group, where, conditions=q.conditions,
                                    window=(rank.by, rank.descending))
+        _at(inner, q)
         names = ["county_name", "state_name"] + (["geo_id"] if ids else []) + [m.column for m in measures]
         sql = (f"SELECT {', '.join(names)} FROM ({inner.sql()}) AS ranked WHERE rank_in_state <= {rank.n} "
                f"ORDER BY state_name, rank_in_state")
@@ -413,6 +510,7 @@ def _set(q: Query, margins: bool, ids: bool = False) -> Compiled:
         first = q.conditions[0].measure if q.conditions else measures[0]
         order, limit = (first, True), None
     sel, _ = _measure_select(measures, cols, group, where, conditions=q.conditions, order=order, limit=limit)
+    _at(sel, q)
     return Compiled(sel.sql(), q.display or _set_hint(q, list_all))
 
 
@@ -431,11 +529,13 @@ def _matching(q: Query) -> str:
     if q.op is Op.COUNT:
         sel, _ = _measure_select(q.measures, ["g.geo_id"], ["g.geo_id"], where, conditions=q.conditions,
                                  values=False)
+        _at(sel, q)
     else:
         group = group_columns(level)
         first = q.conditions[0].measure if q.conditions else q.measures[0]
         sel, _ = _measure_select(q.measures, place_columns(level), group, where, conditions=q.conditions,
                                  order=(first, True))
+        _at(sel, q)
     return sel.sql()
 
 
@@ -458,10 +558,12 @@ def _total(q: Query) -> Compiled:
         cols = [f"{m.sql_expression('e')} AS combined_{m.column}" for m in q.measures]
         sel = Select(cols, where=[f"g.level = '{geo.level}'", place_filter(geo.places, geo.level),
                                   code_filter(variable_codes(q.measures))])
+        _at(sel, q)
         return Compiled(sel.sql(), q.display or ("big" if len(q.measures) == 1 else "statrow"))
     if not q.conditions and geo.level == "state" and not geo.within:  # the US (or another sum of state rows)
         cols = [f"{m.sql_expression('e')} AS {us_column(m)}" for m in q.measures]
         sel = Select(cols, where=set_filters(geo) + [code_filter(variable_codes(q.measures))])
+        _at(sel, q)
         return Compiled(sel.sql(), q.display or ("big" if len(q.measures) == 1 else "statrow"))
     noun = _noun(geo.level)
     sums = [f"SUM({m.column}) AS total_{m.column}" for m in q.sums]

@@ -85,6 +85,12 @@ def explain(q: Query, compiled: Compiled, states: Sequence[State]) -> list[str]:
     elif op is Op.DIFFERENCE:
         _places(geo.places, out)
         _measures(q.measures, out, level=geo.level, margins=None)
+    elif op is Op.CHANGE:
+        if not geo.places:
+            out.extend(x for x in _set_scope(q) if not x.startswith("Ranking by"))
+        _places(geo.places or [Place("state", s, None, (0, 0), "exact") for s in geo.within], out)
+        for m in q.measures:
+            out.append(f"{m.label} = {m.formula} (ACS {' and '.join(q.periods)} 5-year estimates).")
     elif op is Op.PER_PARENT:
         out.append("Counting county-equivalents per state in the 2022+ ACS geography: parishes, boroughs, "
                    "census areas, independent cities, Connecticut's planning regions and Puerto Rico's "
@@ -146,6 +152,15 @@ def describe(q: Query) -> str:
     elif q.op is Op.DIFFERENCE:
         first, second = geo.places
         out = f"{what}, {first.label} minus {second.label}"
+    elif q.op is Op.CHANGE:
+        span = " to ".join(q.periods)
+        where = join_words([pl.label for pl in geo.places]) if geo.places else (
+            "the US" if q.sums else f"{plural}{within}")
+        out = f"change in {what}, {where}, {span}"
+        if q.change is not None and q.change.count:
+            out = f"number of {plural}{within} whose {what} {'fell' if 'loss' in q.change.keep else 'rose'}, {span}"
+        elif q.rank is not None:
+            out = f"{'top' if q.rank.descending else 'bottom'} {q.rank.n} {plural}{within} by change in {what}, {span}"
     else:
         out = what
     if q.display:

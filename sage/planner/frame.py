@@ -108,6 +108,19 @@ class Condition:
 
 
 @dataclass(frozen=True)
+class Change:
+    """How a ``CHANGE`` is shown: ``by`` what a ranking orders ("change" or "pct_change"), ``keep`` which places a
+    set keeps ("" all, "loss", "gain", "significant_gain", "significant_loss"), ``count``: how many places are kept
+    (one number), ``dollars``: "real" (the earlier period's dollars put in the later period's with the CPI-U-RS),
+    "nominal", or "" (not a dollar measure)."""
+
+    by: str = "change"
+    keep: str = ""
+    count: bool = False
+    dollars: str = ""
+
+
+@dataclass(frozen=True)
 class Query:
     """One question, read.  See the module docstring for the vocabulary.
 
@@ -133,6 +146,8 @@ class Query:
     ratio: bool = False
     #: the whole of a ``SHARE``: "" its parent (a county's or a place's state, a state's US), "us" the US
     share_of: str = ""
+    #: how a ``CHANGE`` is shown (``periods`` holds its two periods)
+    change: Change | None = None
     display: DisplayHint | None = None
     notes: tuple[str, ...] = field(default=(), compare=False)
 
@@ -165,6 +180,8 @@ class Query:
             "conditions": [cond(c) for c in self.conditions], "sums": [m.name for m in self.sums],
             "periods": list(self.periods), "per_n": self.per_n, "per_n_phrase": self.per_n_phrase,
             "with_us": self.with_us, "combined": self.combined, "ratio": self.ratio, "share_of": self.share_of,
+            "change": None if self.change is None else {"by": self.change.by, "keep": self.change.keep,
+                                                        "count": self.change.count, "dollars": self.change.dollars},
             "display": self.display,
             "notes": list(self.notes),
         }
@@ -208,7 +225,8 @@ class Query:
                    per_n=data.get("per_n"), per_n_phrase=data.get("per_n_phrase", ""),
                    with_us=bool(data.get("with_us")), combined=bool(data.get("combined")),
                    ratio=bool(data.get("ratio")), share_of=data.get("share_of", ""),
+                   change=Change(**data["change"]) if data.get("change") else None,
                    display=data.get("display"), notes=tuple(data.get("notes", [])))
 
 
-__all__ = ["Condition", "GeoSet", "LEVELS", "NON_STATES", "Op", "Query", "Rank"]
+__all__ = ["Change", "Condition", "GeoSet", "LEVELS", "NON_STATES", "Op", "Query", "Rank"]

@@ -15,6 +15,7 @@ from itertools import pairwise
 
 from ..census.semantic import Measure
 from .catalog import Catalog, counties_named
+from .changes import change_query
 from .declines import (
     Decline,
     coverage_suggestions,
@@ -31,6 +32,7 @@ from .frame import Condition, GeoSet, Op, Query, Rank
 from .measures import implied_measure
 from .parsed import Parse, Place
 from .ranking import rank_measure, read_rank
+from .scope import exclusions
 from .vocabulary import (
     BY_LEVEL,
     COMBINED,
@@ -64,6 +66,31 @@ _COUNT_PLACES = re.compile(r"\b(how many|number of|count of|count the) (of the )
 
 def build_query(p: Parse, cat: Catalog) -> Query:
     """The frame of a read question, or :class:`Decline` when it cannot be answered honestly."""
+    return _in_period(p, cat, _build(p, cat))
+
+
+def _in_period(p: Parse, cat: Catalog, q: Query) -> Query:
+    """The frame read in the one earlier period the question names ("in 2014-2018", "in 2018"), when that is not
+    the measures' latest.  Values, rankings, lists, counts and totals can be; anything else is declined rather
+    than answered for the latest period."""
+    if len(p.periods) != 1 or q.op is Op.CHANGE or all(m.vintage == p.periods[0] for m in q.measures):
+        return q
+    period = p.periods[0]
+    if q.op not in (Op.VALUE, Op.RANK, Op.LIST, Op.COUNT, Op.TOTAL) or q.ratio or q.per_n or q.with_us or \
+            q.geo.among is not None or any(not m.has_rows(q.geo.level) for m in q.measures if q.geo.level != "mixed"):
+        raise Decline(f"for {period} the offline planner gives values, rankings, lists, counts and totals; this "
+                      "question needs more than that. Ask it for the latest period, or ask for the change between "
+                      "the periods.", topic_suggestions(p, cat))
+    for pl in q.geo.places:
+        for m in q.measures:
+            if not cat.has_in(m, pl.geo_id, period):
+                raise Decline(f"{pl.label} has no {nice_name(m)} value for {period} in the data.",
+                              topic_suggestions(p, cat))
+    return q.edit(periods=(period,), notes=(*q.notes, f"Period: ACS {period} 5-year estimates, as asked (the "
+                                                         f"latest loaded is {q.measures[0].vintage})."))
+
+
+def _build(p: Parse, cat: Catalog) -> Query:
     t = p.t
     masked = mask(t, p.blocked)
     seen: set[str] = set()
@@ -144,6 +171,10 @@ def build_query(p: Parse, cat: Catalog) -> Query:
             [f"Which 5 states have the highest {nice_name(measures[0])}?" if measures[0].has_rows("state")
              else f"Which 10 counties have the highest {nice_name(measures[0])}?",
              "What is the overall US unemployment rate?", "How many people live in the US?"])
+
+    # ---------------------------------------------------------- a change between two periods
+    if p.change:
+        return change_query(p, cat, measures, masked, notes, set_query)
 
     # ---------------------------------------------------------- part of a whole: county of state, state of US
     combined = bool(COMBINED.search(masked) or re.search(r"\btogether\b", masked))
@@ -259,17 +290,6 @@ def _drop_negated(p: Parse, places: list[Place]) -> list[Place]:
         which = f" ({pl.label})" if pl.how != "ambiguous" else ""
         p.notes.append(f"“{pl.text}”{which} left out, as the question says.")
     return kept
-
-
-def _exclusions(p: Parse, base: set[str]) -> frozenset[str]:
-    """The state-level rows left out of a set or a sum: ``base`` (Puerto Rico for a US total), DC and Puerto Rico
-    for "the 50 states", what the clauses of :mod:`.scope` left out, less what they added back."""
-    out = set(base)
-    if p.fifty:
-        out |= {"DC", "PR"}
-    out |= p.exclude
-    out -= p.include
-    return frozenset(out)
 
 
 def _measure(cat: Catalog, name: str) -> Measure:
@@ -576,7 +596,7 @@ def _national(p: Parse, cat: Catalog, measures: list[Measure], notes: list[str])
                  f"List counties with a {nice_name(m)} above {example_threshold(m)}",
                  "How many people live in the US?"])
         raise Decline(f"{m.label} has no state rows to add up into a US figure.", generic_suggestions())
-    geo = GeoSet(level="state", exclude=_exclusions(p, {"PR"}))
+    geo = GeoSet(level="state", exclude=exclusions(p, {"PR"}))
     if p.national:
         notes.append("“US” " + _us_scope(geo.exclude))
     else:
@@ -608,7 +628,7 @@ def _share_of_parent(p: Parse, cat: Catalog, m: Measure, parts: list[Place], not
         for pl in parts:
             if not cat.has(m, pl.geo_id):
                 raise Decline(no_rows(m, pl, cat), coverage_suggestions(m, pl, cat))
-    geo = GeoSet(level=parts[0].level, places=tuple(parts), exclude=_exclusions(p, {"PR"}))
+    geo = GeoSet(level=parts[0].level, places=tuple(parts), exclude=exclusions(p, {"PR"}))
     combined = len(parts) > 1 and bool(COMBINED.search(p.t) or re.search(r"\btogether\b", p.t))
     if combined and parts[0].level in ("county", "place") and len({pl.state.fips for pl in parts}) > 1:
         raise Decline("counties added together as a share of their state must all be in one state.",
@@ -639,7 +659,7 @@ def _counties_per_state(p: Parse, masked: str, notes: list[str]) -> Query:
         limit = 1
     else:
         limit = 10 if ranked else 0
-    geo = GeoSet(level="county", exclude=_exclusions(p, set()))
+    geo = GeoSet(level="county", exclude=exclusions(p, set()))
     rank = Rank(by=None, descending=not asc, n=limit, n_given=bool(n_match))  # type: ignore[arg-type]
     return Query(Op.PER_PARENT, (), geo, rank=rank, notes=tuple(notes))
 
@@ -649,16 +669,16 @@ def _count_geographies(p: Parse, notes: list[str]) -> Query:
     if p.level == "place":  # "How many villages are there in New York State?"
         states = tuple(pl.state for pl in p.places if pl.level == "state")
         return Query(Op.COUNT, (), GeoSet(level="place", within=states, place_kind=p.place_kind,
-                                          exclude=frozenset() if states else _exclusions(p, {"PR"})),
+                                          exclude=frozenset() if states else exclusions(p, {"PR"})),
                      notes=tuple(notes + p.notes))
     level = "county" if re.search(r"\b(counties|countys|parishes|boroughs|county equivalents)\b", masked) else "state"
     states = tuple(pl.state for pl in p.places if pl.level == "state")
     if level == "county" and states:
         geo = GeoSet(level="county", within=states)
     elif level == "county":
-        geo = GeoSet(level="county", exclude=_exclusions(p, {"PR"}))
+        geo = GeoSet(level="county", exclude=exclusions(p, {"PR"}))
     else:
-        geo = GeoSet(level="state", exclude=_exclusions(p, {"PR"}))
+        geo = GeoSet(level="state", exclude=exclusions(p, {"PR"}))
     return Query(Op.COUNT, (), geo, notes=tuple(notes))
 
 
@@ -701,7 +721,7 @@ def _set_query(p: Parse, cat: Catalog, measures: list[Measure], masked: str, not
 
     cross = cross_conditions(p, masked, level, measures)
     # "cities in the US": the 50 states and DC, as a US total is
-    exclude = _exclusions(p, {"PR"} if level == "place" and p.national else set()) if not scope_states \
+    exclude = exclusions(p, {"PR"} if level == "place" and p.national else set()) if not scope_states \
         else frozenset()
     if level == "place":
         kinds = {"": "all Census places (incorporated cities, towns, villages and boroughs, and census-designated "

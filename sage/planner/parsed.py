@@ -92,6 +92,11 @@ class Parse:
     informal: list[tuple[int, int]] = field(default_factory=list)
     per_n: tuple[int, str] | None = None  # "per 1,000 residents": (1000, the phrase) — a count over population
     vs_us: bool = False  # "higher than the national average", "Texas vs the US": add a US row to the places
+    #: the ACS periods asked about, oldest first (none: each measure's latest); ``change``: how the value changed
+    #: between the two; ``dollars``: "real" (the later period's dollars) or "nominal" for a change in dollars
+    periods: tuple[str, ...] = ()
+    change: bool = False
+    dollars: str = ""
     notes: list[str] = field(default_factory=list)
 
     def strong(self) -> list[Mention]:

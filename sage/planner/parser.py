@@ -18,6 +18,7 @@ from .declines import Decline, place_suggestions, topic_suggestions
 from .localities import coded_level_decline
 from .measures import find_measures
 from .parsed import Parse
+from .periods import dollar_words, read_periods
 from .places import find_places, resolve_ambiguous
 from .scope import read_scope
 from .thresholds import find_thresholds
@@ -25,6 +26,7 @@ from .vocabulary import (
     CDP_ONLY,
     CITY_WORD,
     FIFTY,
+    FORECAST,
     FOREIGN,
     INCORPORATED,
     INDEPENDENT_CITY,
@@ -38,10 +40,8 @@ from .vocabulary import (
     PLACE_LEVEL_WEAK,
     SUB_STATE,
     SUB_STATE_NOT_PLACES,
-    TIME_WORDS,
     VERSUS_AVG,
     VS_US,
-    YEAR,
     join_words,
     mask,
     nice_name,
@@ -72,7 +72,7 @@ def parse_question(question: str, chunks: Sequence[Chunk], cat: Catalog, earlier
     _foreign(p, cat)
     find_unknown_places(p, cat)
     resolve_ambiguous(p)
-    check_scope(p, cat)
+    check_scope(p, cat, context)
     find_thresholds(p, cat)
     find_level(p, cat)
     return p
@@ -160,7 +160,8 @@ def _use_context(p: Parse, context: str, cat: Catalog, chunks: Sequence[Chunk]) 
     places = sorted((pl for pl in ctx.places if pl.how != "ambiguous"), key=lambda pl: pl.span[0])
     if not places:
         return
-    if not _BACK_REFERENCE.search(p.t) and len(places) > 1:
+    choice = re.search(r"\b(which|compare[sd]?|vs|versus|either|bigger|larger|smaller|higher|lower)\b", p.t)
+    if not _BACK_REFERENCE.search(p.t) and len(places) > 1 and not choice:  # "which has the bigger ...": all
         places = places[-1:]
     if _BACK_REFERENCE.search(p.t) and not re.search(r"\b(each|both|them|they|their|these|those)\b", p.t):
         places = places[-1:]  # "there" is the place named last
@@ -204,13 +205,13 @@ def _foreign(p: Parse, cat: Catalog) -> None:
                       topic_suggestions(p, cat))
 
 
-def check_scope(p: Parse, cat: Catalog) -> None:
+def check_scope(p: Parse, cat: Catalog, context: str = "") -> None:
     """Decline early what the data cannot answer (missing topics, sub-county places, cities, trends, other
     years, comparisons against an average), and note the scope words: the US, the 50 states, DC, Puerto Rico."""
     t = p.t
     _dollar_basis(p, cat)
     masked = mask(t, p.blocked + [m.span for m in p.strong()])
-    places_only = mask(t, p.blocked)
+    places_only = mask(t, p.blocked + dollar_words(t))
     inside = [m.span for m in p.strong()]
     for gap in load_gaps():
         if gap.lifted_by(m.measure for m in p.strong()):
@@ -236,25 +237,17 @@ def check_scope(p: Parse, cat: Catalog) -> None:
         raise Decline("the data covers states and counties only; cities are not in it (except the "
                       "independent cities that are county-equivalents, e.g. “Baltimore city”).",
                       place_suggestions(p, cat))
-    mt = TIME_WORDS.search(masked)
+    mt = FORECAST.search(masked)
     if mt:
         raise Decline(
-            f"the data holds one ACS 5-year period per measure (2019-2023, or 2018-2022 for poverty, health "
-            f"insurance and enrolment), so there are no trends, changes or forecasts (“{mt.group(0)}”).",
-            topic_suggestions(p, cat))
-    for mt in YEAR.finditer(masked):
-        years = [int(y) for y in mt.groups()[:2] if y]
-        if any(y < 2018 or y > 2023 for y in years):
-            raise Decline(
-                f"the data has ACS 5-year estimates for 2019-2023 (2018-2022 for poverty, health insurance and "
-                f"enrolment) only — nothing for {mt.group(0)}.", topic_suggestions(p, cat))
-        p.notes.append(f"“{mt.group(0)}” read as the ACS 5-year period that includes it (period estimates, "
-                       "not a single-year count).")
+            f"“{mt.group(0)}”: the data holds published ACS 5-year estimates of past periods (the latest 2019-2023); "
+            "it makes no forecasts or projections.", topic_suggestions(p, cat))
     mt = OTHER_PRODUCT.search(masked)
     if mt:
         raise Decline(
             f"“{mt.group(0)}”: the data holds ACS 5-year estimates only (2019-2023, or 2018-2022 for poverty, "
             "health insurance and enrolment) — no 1-year or 3-year ACS figures.", topic_suggestions(p, cat))
+    read_periods(p, cat, context)
     mt = PER_N.search(masked)
     if mt:
         n = per_number(mt.group(1), mt.group(3))

@@ -372,6 +372,14 @@ def _add_county(p: Parse, cat: Catalog, hits: list[County], span: tuple[int, int
             close = difflib.get_close_matches(hits[0].base, names, n=1, cutoff=0.85)
             if close and how != "exact":
                 in_state = [c for c in cat.counties_by_state[st.fips] if c.base == close[0] and c.suffix == suffix]
+            if not in_state and st.abbr == "CT" and suffix == "county":
+                raise Decline(f"{hits[0].name}, Connecticut is not in the data: Connecticut replaced its eight "
+                              "counties with nine planning regions in 2022, and the ACS 2019-2023 reports the "
+                              "regions (the shipped 2014-2018 period has Connecticut as a whole), so the old "
+                              "counties cannot be "
+                              "compared across periods. Ask about a planning region or Connecticut as a whole.",
+                              [f"What is the population of {c.label}?" for c in cat.counties_by_state[st.fips][:2]]
+                              + ["How did the population of Connecticut change from 2014-2018 to 2019-2023?"])
             if not in_state:
                 raise Decline(f"there is no {hits[0].name} in {st.name} in the data.",
                               [f"What is the population of {c.label}?" for c in hits[:2]]

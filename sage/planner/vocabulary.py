@@ -88,13 +88,10 @@ SUB_STATE_NOT_PLACES = re.compile(
     r"\b(block groups?|neighbou?rhoods?|school districts?|townships?|boroughs? of new york|precincts?|wards?|"
     r"suburbs?|downtown)\b")
 CITY_WORD = re.compile(r"\b(city|cities)\b")
-TIME_WORDS = re.compile(
+#: what no published estimate says: forecasts and projections (changes between periods are read in periods.py)
+FORECAST = re.compile(
     r"\b(forecasts?|forecasting|project(ed|ion|ions)|predict\w*|will (be|have|grow|reach)|future|next (year|decade)|"
-    r"trends?|trending|over time|historical\w*|history|since \d{4}|grew|grown|growth|growing|increas\w*|"
-    r"decreas\w*|declin\w*|chang(e|ed|es|ing) (since|from|over|between)|compared to \d{4}|back in|"
-    r"decades? ago|years? ago|by 20\d\d|in 20[3-9]\d)\b")
-YEAR = re.compile(r"(?<![\d$,.])(1[89]\d\d|20\d\d)(?:\s*(?:-|to|through)\s*(1[89]\d\d|20\d\d))?"
-                  r"(?![\d,]|\s*(%|percent))")
+    r"keeps? (growing|shrinking|declining)|at (the same|this|that) (pace|rate)|by 20[3-9]\d|in 20[3-9]\d)\b")
 VERSUS_AVG = re.compile(
     r"\b(above|below|higher than|lower than|more than|less than|greater than|exceed\w*|under|over|"
     r"compared? (to|with)|relative to|vs|versus|than)\s+(the\s+)?(national|state|us|country|statewide|countywide|"
@@ -170,13 +167,13 @@ BY_LEVEL = re.compile(r"\b(by|per|each|every|for each|for every|for all|all|acro
 
 DESC_WORDS = re.compile(
     r"\b(top|highest|most|largest|biggest|greatest|richest|wealthiest|oldest|priciest|leading|maximum|max|"
-    r"best|higher|larger|more|bigger|heaviest|strongest|worst)\b")
+    r"best|higher|larger|more|bigger|heaviest|strongest|worst|fastest)\b")
 ASC_WORDS = re.compile(r"\b(bottom|lowest|least|smallest|fewest|poorest|youngest|cheapest|minimum|min|lower|"
-                       r"smaller|fewer|weakest|lightest)\b")
+                       r"smaller|fewer|weakest|lightest)\b|slowest")
 SUPERLATIVE = re.compile(
     r"\b(top|bottom|highest|lowest|most|least|largest|smallest|biggest|fewest|greatest|richest|wealthiest|"
     r"poorest|oldest|youngest|cheapest|priciest|best|worst|leading|maximum|minimum|rank|ranked|ranking|"
-    r"order|sorted|sort)\b")
+    r"order|sorted|sort)\b|fastest|slowest")
 COMPARE = re.compile(r"\b(compare|comparison|vs|versus|against|between|differ\w*|relative)\b")
 SHARE_OF_WHOLE = re.compile(
     r"\b(what|which)?\s*(share|percent|percentage|proportion|fraction|portion|pct)\b|%|\bhow much of\b")
@@ -209,7 +206,7 @@ percent pct including include excluding exclude except without plus minus dc pr 
 nation national nationwide nationally whole entire combined top bottom first last did versus side which vs
 folks households household homes home house houses housing units unit amount amounts currently current today now
 latest recent most recently annual yearly period vintage five-year year 5 acs5 acs 1 rank
-""".split())
+ dollars dollar cents percent percentage percentages points terms""".split())
 
 #: words that make a part of a state ("rural Georgia", "central Pennsylvania") — no such rows exist
 REGIONAL_WORDS = frozenset(
