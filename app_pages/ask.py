@@ -1,10 +1,14 @@
-"""Ask (home): a conversation with the census.  Each question gets an answer card; examples get people started."""
+"""Ask (home): a conversation with the census.  Each question gets an answer card and is asked with the earlier
+turns of the conversation as its context (the planner decides whether it follows them); "New conversation" starts
+over.  A link (``?q=...``, from an answer card or the History page) asks its question(s) in a new conversation."""
 
 import streamlit as st
 
 from app_pages import components as ui
+from sage import agent, links
 from sage.agent import validate_question
 from sage.errors import SageError
+from sage.planner.base import Planner
 
 #: a few questions per topic, to click; every one is answerable with the shipped extract
 EXAMPLES = {
@@ -19,10 +23,28 @@ settings = ui.settings_or_stop()
 planner, planner_error = ui.get_planner(settings)
 turns = st.session_state.setdefault("turns", [])
 
-st.title("Ask the census")
+
+def read_link() -> links.LinkRequest | None:
+    """The link this page was opened with, once: its parameters are then cleared, so a rerun does not ask again."""
+    if "q" not in st.query_params:
+        return None
+    params = {name: st.query_params.get_all(name) for name in st.query_params}
+    st.query_params.clear()
+    return links.read_link(params, settings)
+
+
+link = read_link()
+if link is not None and link.error is None:
+    ui.new_conversation()  # a link is a conversation of its own
+    turns = st.session_state["turns"]
+
+head, new = st.columns([5, 1], vertical_alignment="bottom")
+head.title("Ask the census")
+new_slot = new.empty()  # filled at the end, once this run's question is part of the conversation
 st.caption(
     "Plain-English questions about US states and counties, answered from ACS 5-year estimates with the SQL, "
-    "the assumptions and the data beside every chart."
+    "the assumptions and the data beside every chart. Ask a follow-up (“and Williamson County?”, “as a map”, "
+    "“which of those…”) and it is read in the light of the conversation."
 )
 
 
@@ -37,7 +59,7 @@ def examples(expanded: bool) -> None:
                               wrap=True)
 
 
-examples(expanded=not turns)
+examples(expanded=not turns and link is None)
 if planner_error is not None:
     ui.show_error(planner_error)
 
@@ -50,7 +72,34 @@ shown = list(turns)
 typed = st.chat_input("Ask about US states and counties, e.g. “median rent by county in Arizona”", key="question")
 question = typed if typed is not None else st.session_state.pop("pending_question", None)
 
+
+def answer(text: str, asker: Planner) -> None:
+    """Ask ``text`` as the next turn of the conversation and draw it."""
+    context, parent_id, questions = ui.conversation(turns)
+    with st.chat_message("user", avatar=":material/person:"):
+        st.markdown(ui.md(text))
+    with st.chat_message("assistant", avatar=":material/query_stats:"):
+        turn = ui.run_with_status(text, settings, asker, context=context, parent_id=parent_id, earlier=questions)
+        turns.append(turn)
+        ui.answer_card(turn, settings)
+
+
 with current:
+    if link is not None:
+        asker: Planner | None = planner
+        if link.error is not None:
+            ui.show_error(link.error)
+        elif link.planner is not None:
+            try:
+                asker = agent.make_planner(settings, link.planner)
+            except SageError as exc:
+                ui.show_error(exc)
+                asker = None
+        if link.error is None and asker is None:
+            st.warning("No planner is available, so the link's question was not asked: see the message above.")
+        elif link.error is None and asker is not None:
+            for text in link.questions:
+                answer(text, asker)
     if question is not None:
         try:
             question = validate_question(question, settings)
@@ -59,13 +108,8 @@ with current:
             question = None
     if question is not None and planner is None:
         st.warning("No planner is available, so nothing was asked: see the message above.")
-    elif question is not None:
-        with st.chat_message("user", avatar=":material/person:"):
-            st.markdown(ui.md(question))
-        with st.chat_message("assistant", avatar=":material/query_stats:"):
-            turn = ui.run_with_status(question, settings, planner)
-            turns.append(turn)
-            ui.answer_card(turn, settings)
+    elif question is not None and planner is not None:
+        answer(question, planner)
 
 with earlier:
     for turn in shown:
@@ -74,3 +118,7 @@ with earlier:
             st.markdown(f"{label}{ui.md(turn.question)}")
         with st.chat_message("assistant", avatar=":material/query_stats:"):
             ui.answer_card(turn, settings)
+
+if turns:
+    new_slot.button("New conversation", key="new-conversation", icon=":material/add_comment:",
+                    on_click=ui.new_conversation, help="Forget the questions above: the next one stands on its own.")

@@ -34,7 +34,8 @@ def places(_settings, key: int, code: str, level: str) -> dict:
     answer = explore.places(_settings, code, level)
     if not answer.answered:
         raise answer.error
-    return {"columns": answer.result.columns, "rows": answer.result.rows, "sql": answer.sql}
+    return {"columns": answer.result.columns, "rows": answer.result.rows, "sql": answer.sql,
+            "truncated": answer.result.truncated}
 
 
 @st.cache_data(ttl=300, show_spinner=False)
@@ -42,7 +43,7 @@ def schema(_settings, key: int) -> list[dict]:
     from sage import db
     from sage.introspect import introspect
 
-    described = introspect(db.engine(_settings))
+    described = db.run(_settings, db.OWNER, introspect)
     return [
         {
             "table": t.ref,
@@ -90,8 +91,10 @@ def variables() -> None:
         present = set(shown["variable_code"])
         shown = shown.set_index("variable_code").loc[[c for c in order if c in present]].reset_index()
         st.caption(f"{len(shown)} variables, closest in meaning first.")
+    # a rows column for every level that has rows at all
+    level_columns = [f"{lv}_rows" for lv in explore.LEVELS if frame[f"{lv}_rows"].sum() > 0]
     st.dataframe(
-        shown[["variable_code", "label", "concept", "universe", "vintage", "category", "state_rows", "county_rows"]],
+        shown[["variable_code", "label", "concept", "universe", "vintage", "vintages", "category", *level_columns]],
         hide_index=True,
         height=min(400, 38 + 35 * max(1, len(shown))),
         column_config={
@@ -100,9 +103,10 @@ def variables() -> None:
             "concept": st.column_config.TextColumn("Concept"),
             "universe": st.column_config.TextColumn("Universe"),
             "vintage": st.column_config.TextColumn("Vintage"),
+            "vintages": st.column_config.TextColumn("Periods"),
             "category": st.column_config.TextColumn("Category"),
-            "state_rows": st.column_config.NumberColumn("State rows", format="localized"),
-            "county_rows": st.column_config.NumberColumn("County rows", format="localized"),
+            **{f"{lv}_rows": st.column_config.NumberColumn(f"{explore.LEVEL_NAMES[lv]} rows", format="localized")
+               for lv in explore.LEVELS},
         },
     )
     if shown.empty:
@@ -120,11 +124,12 @@ def show_variable(shown, query: str) -> None:
     code = pick_col.selectbox("Show a variable on a chart and a map", codes, index=default, key="explore-variable",
                               format_func=lambda c: f"{c} · {by_code.loc[c, 'label']}")
     row = by_code.loc[code]
-    levels = [lv for lv in ("state", "county") if (row[f"{lv}_rows"] or 0) > 0]
+    levels = explore.levels_with_rows(row)
     if not levels:
         st.info("This variable has no estimates yet.")
         return
-    level = level_col.radio("Places", levels, horizontal=True, key="explore-level", format_func=str.capitalize)
+    level = level_col.radio("Places", levels, horizontal=True, key="explore-level",
+                            format_func=explore.LEVEL_NAMES.get)
     try:
         found = places(settings, hash(settings), code, level)
     except SageError as exc:
@@ -135,10 +140,11 @@ def show_variable(shown, query: str) -> None:
     columns = [name if c == "estimate" else c for c in found["columns"]]
     units = {name: charts.unit_for_variable(str(row["label"]), str(row["concept"]))}
     st.subheader(ui.md(row["label"]), anchor=False)
-    st.caption(ui.md(f"{row['concept']} · universe: {row['universe']} · ACS 5-year {row['vintage']}"))
+    periods = f" (periods loaded: {row['vintages']})" if row["vintages"] != row["vintage"] else ""
+    st.caption(ui.md(f"{row['concept']} · universe: {row['universe']} · ACS 5-year {row['vintage']}{periods}"))
     top, where = st.columns([2, 3], gap="large")
     with top:
-        st.markdown(f"**Top 15 {level.replace('county', 'counties').replace('state', 'states')}**")
+        st.markdown(f"**Top 15 {explore.LEVEL_PLURALS[level]}**")
         bar = charts.build(columns, found["rows"][:15], "bar", units=units)
         if bar.chart is not None:
             st.altair_chart(bar.chart, key="explore-bar")
@@ -149,6 +155,8 @@ def show_variable(shown, query: str) -> None:
         for text in (mapped.fallback_reason, mapped.note):
             if text:
                 st.caption(ui.md(text))
+        if found["truncated"]:
+            st.caption(f"The {len(found['rows']):,} largest {explore.LEVEL_PLURALS[level]} are shown.")
     with st.expander("SQL and data", icon=":material/code:"):
         st.code(found["sql"], language="sql")  # the guard's own layout of what ran
         st.dataframe(charts.to_frame(found["columns"], found["rows"]), hide_index=True, height=300)

@@ -1,49 +1,85 @@
-"""History: every question asked (the ``sage.questions`` log), newest first, to filter, re-run and check."""
+"""History: every question asked (the ``sage.questions`` log), newest first, as conversations — a follow-up under
+the question it follows — to filter, re-run, link to and check; the thumbs-down reasons and the flagged verified
+answers to review; the verified-answer library."""
+
+from collections import defaultdict
 
 import streamlit as st
 
 from app_pages import components as ui
-from sage import querylog
+from sage import feedback, links, querylog, verified
 from sage.agent import run_sql
 from sage.errors import SageError
+from sage.querylog import LogEntry
+from sage.types import READ_AS
 
 settings = ui.settings_or_stop()
 planner, planner_error = ui.get_planner(settings)
 runs = st.session_state.setdefault("history_runs", {})
 
 st.title("History")
-st.caption("Every question asked here or with the CLI, with the SQL that answered it. Re-run one to see its card.")
+st.caption("Every question asked here or with the CLI, with the SQL that answered it; a follow-up is shown under "
+           "the question it follows. Re-run one to see its card, or copy its link.")
 
-search_col, outcome_col = st.columns([3, 1])
-search = search_col.text_input("Filter", placeholder="words in the question or the SQL", key="history-search")
-outcome = outcome_col.selectbox("Outcome", ["all", "answered", "declined", "failed"], key="history-outcome")
-
-try:
-    entries = querylog.recent(settings, limit=50, search=search.strip() or None,
-                               outcome=None if outcome == "all" else outcome)
-except SageError as exc:
-    ui.show_error(exc)
-    st.stop()
-
-if not entries:
-    st.info("Nothing here yet: ask a question on the Ask page." if not search and outcome == "all"
-            else "No question matches this filter.")
-
-
-def rerun(entry_id: int, question: str, sql: str | None) -> None:
-    st.session_state["history_rerun"] = (entry_id, question, sql)
-
-
-pending = st.session_state.pop("history_rerun", None)
+questions_tab, review_tab, verified_tab = st.tabs(["Questions", "To review", "Verified answers"])
 ICONS = {"answered": ":material/check_circle:", "declined": ":material/help:", "failed": ":material/error:"}
 
-for entry in entries:
+
+def rerun(entry_id: int, question: str, sql: str | None, parent_id: int | None) -> None:
+    st.session_state["history_rerun"] = (entry_id, question, sql, parent_id)
+
+
+def threads(entries: list[LogEntry]) -> list[list[tuple[int, LogEntry]]]:
+    """The entries as conversations, newest first: each a question and its follow-ups below it (oldest first),
+    with their depth.  A follow-up whose question is not in the list starts a thread of its own."""
+    by_id = {e.id: e for e in entries}
+    children: dict[int, list[LogEntry]] = defaultdict(list)
+    roots = []
+    for e in entries:
+        if e.parent_id is not None and e.parent_id in by_id:
+            children[e.parent_id].append(e)
+        else:
+            roots.append(e)
+    out = []
+    for root in roots:
+        thread: list[tuple[int, LogEntry]] = []
+        stack = [(0, root)]
+        while stack:
+            depth, e = stack.pop()
+            thread.append((depth, e))
+            stack.extend((depth + 1, c) for c in sorted(children.get(e.id, []), key=lambda c: c.id, reverse=True))
+        out.append(thread)
+    return out
+
+
+def link_of(entry: LogEntry) -> str | None:
+    """The link that reproduces a logged answer (none for edited SQL); made once per entry and session (a logged
+    answer does not change)."""
+    if entry.planner == "user":
+        return None
+    made = st.session_state.setdefault("history_links", {})
+    if entry.id not in made:
+        earlier = [e.question for e in querylog.chain(settings, entry.parent_id)] if entry.parent_id else []
+        questions = links.questions_for(settings, question=entry.question, standalone=entry.standalone,
+                                        followup=entry.followup, planner=entry.planner, frame=entry.frame,
+                                        earlier=earlier)
+        made[entry.id] = links.query_string(questions, links.link_planner(settings, entry.planner))
+    return ui.app_url() + made[entry.id]
+
+
+def show_entry(entry: LogEntry, depth: int, pending) -> None:
     when = entry.created_at.strftime("%Y-%m-%d %H:%M") if entry.created_at else ""
-    title = ui.md(f"{entry.question[:120]} · {entry.outcome} · {entry.planner} · {when}")
+    arrow = "↳ " if depth else ""
+    title = ui.md(f"{arrow}{entry.question[:120]} · {entry.outcome} · {entry.planner} · {when}")
     expanded = entry.id in runs or (pending is not None and pending[0] == entry.id)
     with st.expander(title, expanded=expanded, icon=ICONS.get(entry.outcome, ":material/chat:")):
-        if entry.assumptions:
-            st.markdown("**Assumptions**\n" + ui.bullets(entry.assumptions))
+        if entry.followup:
+            st.markdown(f"**Read as:** {ui.md(entry.assumptions[0][len(READ_AS):])}")
+        elif entry.parent_id is not None and depth == 0:
+            st.caption(f"Asked in a conversation, after question {entry.parent_id}.")
+        rest = entry.assumptions[1:] if entry.followup else entry.assumptions
+        if rest:
+            st.markdown("**Assumptions**\n" + ui.bullets(rest))
         if entry.sql:
             st.code(entry.sql, language="sql", wrap_lines=True)
         error = entry.error
@@ -52,16 +88,100 @@ for entry in entries:
         timings = entry.timings_ms or {}
         if isinstance(timings, dict) and timings.get("total") is not None:
             rows = f"{entry.row_count:,} rows · " if entry.row_count is not None else ""
-            st.caption(ui.md(f"{rows}{timings['total']:,.0f} ms · hint {entry.display_hint or 'table'}"))
+            badge = " · verified answer" if entry.verified_id is not None else ""
+            st.caption(ui.md(f"#{entry.id} · {rows}{timings['total']:,.0f} ms · hint {entry.display_hint or 'table'}"
+                             f"{badge}"))
+        link = link_of(entry)
+        if link:
+            st.code(link, language=None, wrap_lines=True)
         edited = entry.planner == "user" and bool(entry.sql)  # a user's SQL runs again as it was
         st.button("Re-run", key=f"history-rerun-{entry.id}", icon=":material/replay:",
-                  on_click=rerun, args=(entry.id, entry.question, entry.sql if edited else None),
+                  on_click=rerun, args=(entry.id, entry.question, entry.sql if edited else None, entry.parent_id),
                   disabled=planner is None and not edited)
         if pending is not None and pending[0] == entry.id:
             if pending[2]:
                 answer = run_sql(pending[2], settings, question=pending[1])
                 runs[entry.id] = ui.new_turn(pending[1], answer, kind="sql")
-            elif planner is not None:
-                runs[entry.id] = ui.run_with_status(pending[1], settings, planner)
+            elif planner is not None:  # a follow-up is asked again in its conversation
+                context = querylog.thread(settings, pending[3]) if pending[3] is not None else []
+                runs[entry.id] = ui.run_with_status(pending[1], settings, planner, context=context,
+                                                    parent_id=pending[3], earlier=[t.question for t in context])
         if entry.id in runs:
             ui.answer_card(runs[entry.id], settings, store="history_runs", slot=entry.id)
+
+
+with questions_tab:
+    search_col, outcome_col = st.columns([3, 1])
+    search = search_col.text_input("Filter", placeholder="words in the question or the SQL", key="history-search")
+    outcome = outcome_col.selectbox("Outcome", ["all", "answered", "declined", "failed"], key="history-outcome")
+    try:
+        entries = querylog.recent(settings, limit=50, search=search.strip() or None,
+                                  outcome=None if outcome == "all" else outcome)
+    except SageError as exc:
+        ui.show_error(exc)
+        st.stop()
+    if not entries:
+        st.info("Nothing here yet: ask a question on the Ask page." if not search and outcome == "all"
+                else "No question matches this filter.")
+    pending = st.session_state.pop("history_rerun", None)
+    for thread in threads(entries):
+        with st.container(border=len(thread) > 1):
+            for depth, entry in thread:
+                if depth:
+                    _, column = st.columns([min(depth, 4), 40])
+                    with column:
+                        show_entry(entry, depth, pending)
+                else:
+                    show_entry(entry, depth, pending)
+
+with review_tab:
+    st.caption("Answers marked wrong (thumbs down), with the reason given, and verified answers that were flagged: "
+               "their SQL no longer passes the guard or no longer runs, or a user marked an answer they served "
+               "wrong. A flagged verified answer is never served; verify the answer again once it is fixed.")
+    try:
+        downs = feedback.recent(settings, limit=50)
+        flagged = verified.listing(settings, invalid_only=True, limit=50)
+    except SageError as exc:
+        ui.show_error(exc)
+        downs, flagged = [], []
+    if not downs and not flagged:
+        st.info("Nothing to review.", icon=":material/thumb_up:")
+    for item in downs:
+        with st.container(border=True):
+            st.markdown(f":material/thumb_down: **{ui.md(item.question[:200])}**")
+            st.markdown(ui.md(item.reason or "(no reason given)"))
+            st.caption(ui.md(f"answer #{item.question_id} · {item.created_at:%Y-%m-%d %H:%M}"))
+            if item.sql:
+                st.code(item.sql, language="sql", wrap_lines=True)
+    for v in flagged:
+        with st.container(border=True):
+            st.markdown(f":material/flag: **Verified answer flagged:** {ui.md(v.question[:200])}")
+            st.markdown(ui.md(v.invalid_reason or ""))
+            when = v.invalidated_at.strftime("%Y-%m-%d %H:%M") if v.invalidated_at else ""
+            st.caption(ui.md(f"entry {v.id} · from answer #{v.question_id} · flagged {when}"))
+
+
+def remove(question_id: int) -> None:
+    verified.remove(settings, question_id)
+
+
+with verified_tab:
+    st.caption("Answers marked right (thumbs up, or `python -m sage verify ID`). A new question that means the same "
+               "— close in meaning, and the same measures and places — is answered with the verified SQL, run "
+               "again through the guard.")
+    try:
+        library = verified.listing(settings, limit=100)
+    except SageError as exc:
+        ui.show_error(exc)
+        library = []
+    if not library:
+        st.info("No verified answers yet: mark an answer right with its thumbs up.", icon=":material/verified:")
+    for v in library:
+        status = "flagged" if v.invalidated_at else f"served {v.served}×"
+        with st.expander(ui.md(f"{v.standalone[:120]} · {status}"), icon=":material/verified:"):
+            st.markdown(f"**Question:** {ui.md(v.question)}")
+            st.code(v.sql, language="sql", wrap_lines=True)
+            if v.invalid_reason:
+                st.caption(ui.md(f"Flagged: {v.invalid_reason}"))
+            st.button("Remove from the verified answers", key=f"verified-remove-{v.id}", icon=":material/delete:",
+                      on_click=remove, args=(v.question_id,), disabled=v.question_id is None)

@@ -5,8 +5,9 @@ counties (``--geographies county``, the default here) or for states and counties
 
 * **fetch s** — metadata + every data request (``get=`` chunks of at most 50 items) over real HTTP on 127.0.0.1,
   JSON decoding and parsing into rows;
-* **load s** — the one transaction: delete the table's old rows, upsert its variables, COPY the new rows into
-  ``public.estimates`` (with its foreign keys and two indexes), record ``sage.census_tables``;
+* **load s** — the one transaction: delete the table's old rows of that period and level, upsert its variables, COPY
+  the new rows into ``public.estimates_by_vintage`` (with its foreign keys and two indexes), record
+  ``sage.census_tables``;
 * **rows/s loaded** — rows / load s; **rows/s end to end** — rows / (fetch s + load s).
 
 The fake generates each (year, table) once; the benchmark warms it first, so the figures measure the client and the

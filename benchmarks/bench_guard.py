@@ -9,8 +9,8 @@ shipped extract (no retrieval index), then stopped at exit.  It reports:
 * how long a runaway statement (pg_sleep, a cartesian join) runs before the statement timeout stops it, and how
   long the cost gate takes to refuse the join instead;
 * the executor's overhead over the bare query: the same guarded SQL on an already-open reader connection with
-  nothing around it, versus ``execute.run`` (fresh connection, BEGIN READ ONLY + SET LOCAL, EXPLAIN cost gate,
-  streaming fetch, ROLLBACK, close), with the parts measured on their own.
+  nothing around it, versus ``execute.run`` (a pooled connection: ping, BEGIN READ ONLY + SET LOCAL, EXPLAIN cost
+  gate, streaming fetch, ROLLBACK, DISCARD ALL), with the parts measured on their own.
 """
 
 from __future__ import annotations
@@ -119,7 +119,7 @@ def bench_overhead(settings, rounds: int) -> dict:
             explains.append(ms(t))
             conn.execute("ROLLBACK")
             t = time.perf_counter()
-            conn.execute("DISCARD ALL")  # what a pooled design would pay instead of a fresh connection
+            conn.execute("DISCARD ALL")  # what the pool pays per return, instead of a fresh connection
             resets.append(ms(t))
     finally:
         conn.close()

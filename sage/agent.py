@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 import time
 from collections.abc import Sequence
 from typing import Any
 
-from . import db, execute, guard, querylog, significance
+from . import db, execute, guard, querylog, significance, verified
 from .answer import Answer
 from .census.codes import ACS_VARIABLE
 from .errors import (
@@ -31,7 +32,7 @@ from .errors import (
 from .planner.base import Attempt, Plan, Planner, PriorTurn
 from .retrieve import retrieve
 from .settings import Settings
-from .types import Chunk, StageProgress
+from .types import DISPLAY_HINTS, READ_AS, Chunk, StageProgress
 
 log = logging.getLogger(__name__)
 
@@ -60,32 +61,47 @@ def validate_question(question: Any, settings: Settings) -> str:
 
 
 _planners: dict[tuple, Planner] = {}
+#: one planner per settings even when several sessions ask their first question at once
+_planners_lock = threading.Lock()
 
 
 def make_planner(settings: Settings, name: str | None = None) -> Planner:
-    """The planner for ``name`` (auto | claude | offline; default: the setting), cached per settings."""
+    """The planner for ``name`` (auto | claude | offline; default: the setting), cached per settings.
+
+    A planner is shared by every session of the process: its ``plan`` keeps nothing of one question for the next
+    (what it caches is read-only data: the catalog, the measures, the prompt).
+    """
     name = (name or settings.planner).lower()
     if name == "auto":
         name = settings.effective_planner
     key = (name, settings)
-    if key not in _planners:
-        if name == "claude":
-            from .census.mentions import match_measures
-            from .census.semantic import load_measures
-            from .planner.claude import ClaudePlanner
+    with _planners_lock:
+        return _planners.get(key) or _new_planner(key, name, settings)
 
-            def measures_for(question: str, settings: Settings = settings):
-                # the measures over tables this database holds, fetched ones included (cached by semantic)
-                return match_measures(question, load_measures(settings))
 
-            _planners[key] = ClaudePlanner(settings, measures_fn=measures_for)
-        elif name == "offline":
-            from .planner.offline import OfflinePlanner
+def _new_planner(key: tuple, name: str, settings: Settings) -> Planner:
+    planner: Planner
+    if name == "claude":
+        from .census.mentions import match_measures
+        from .census.semantic import load_measures
+        from .planner.claude import ClaudePlanner
 
-            _planners[key] = OfflinePlanner(settings)
-        else:
-            raise QuestionError(f"Unknown planner {name!r}: use auto, claude or offline.", kind=ErrorKind.SETTINGS)
-    return _planners[key]
+        def measures_for(question: str, settings: Settings = settings):
+            # the measures over tables this database holds, fetched ones included (cached by semantic)
+            return match_measures(question, load_measures(settings))
+
+        def verified_for(question: str, settings: Settings = settings):
+            return verified.examples(settings, question)
+
+        planner = ClaudePlanner(settings, measures_fn=measures_for, examples_fn=verified_for)
+    elif name == "offline":
+        from .planner.offline import OfflinePlanner
+
+        planner = OfflinePlanner(settings)
+    else:
+        raise QuestionError(f"Unknown planner {name!r}: use auto, claude or offline.", kind=ErrorKind.SETTINGS)
+    _planners[key] = planner
+    return planner
 
 
 def _short(exc: SageError) -> str:
@@ -101,12 +117,23 @@ def ask(
     progress: StageProgress | None = None,
     record: bool = True,
     context: Sequence[PriorTurn] = (),
+    parent_id: int | None = None,
+    use_verified: bool = True,
 ) -> Answer:
-    """Answer one question.  Never raises a :class:`SageError`: it ends up in ``Answer.error``."""
+    """Answer one question.  Never raises a :class:`SageError`: it ends up in ``Answer.error``.
+
+    ``context`` holds the earlier turns of the conversation, oldest first (the planner decides whether the
+    question follows them; only the last :data:`~sage.querylog.MAX_THREAD` are passed on); ``parent_id`` is the
+    logged answer it follows, kept in the query log so the conversation can be picked up again.  A question the
+    verified-answer library answers (:mod:`sage.verified`) is answered from it, through the guard and the executor,
+    without planning; ``use_verified=False`` always plans (``eval`` measures the planners).
+    """
     progress = progress or (lambda *a: None)
     started = time.perf_counter()
     timings = {"retrieve": 0.0, "plan": 0.0, "guard": 0.0, "execute": 0.0}
-    answer = Answer(question=question if isinstance(question, str) else repr(question), planner="", timings_ms=timings)
+    answer = Answer(question=question if isinstance(question, str) else repr(question), planner="", timings_ms=timings,
+                    parent_id=parent_id)
+    context = list(context)[-querylog.MAX_THREAD:]
     try:
         text = validate_question(question, settings)
         answer.question = text
@@ -119,7 +146,8 @@ def ask(
         t = time.perf_counter()
         answer.chunks = _context(retrieve(settings, text, top_k=_RETRIEVE_POOL))
         timings["retrieve"] = _ms(t)
-        _loop(answer, planner, settings, progress, timings, context)
+        if not (use_verified and _from_library(answer, settings, progress, timings, context)):
+            _loop(answer, planner, settings, progress, timings, context)
     except SageError as exc:
         answer.error = exc
     timings["total"] = _ms(started)
@@ -214,6 +242,70 @@ def _assess(answer: Answer, plan: Plan) -> None:
     answer.significance_note = found.note
 
 
+def _from_library(answer: Answer, settings: Settings, progress: StageProgress, timings: dict,
+                  context: Sequence[PriorTurn]) -> bool:
+    """Answer from the verified-answer library when an entry answers this question: its SQL through the guard and
+    the executor like any plan.  An entry the guard now refuses or that no longer runs is flagged and skipped (the
+    answer says so); False when nothing was served and the planner must answer."""
+    t = time.perf_counter()
+    try:
+        found, reading = verified.matches(settings, answer.question, answer.chunks, context)
+    except SageError as exc:  # the library is an aid: a failure there must not cost the answer
+        log.warning("the verified-answer library could not be searched: %s", exc)
+        found, reading = [], None
+    timings["verified"] = _ms(t)
+    for entry in found:
+        progress("checking", {"attempt": 1, "verified": entry.id})
+        t = time.perf_counter()
+        try:
+            guarded = guard.check(entry.sql, max_rows=settings.max_rows)
+        except GuardError as exc:
+            timings["guard"] += _ms(t)
+            _skip(answer, settings, entry, f"the SQL guard refuses its SQL now: {exc.message}", flag=True)
+            continue
+        timings["guard"] += _ms(t)
+        progress("running", {"attempt": 1, "sql": guarded.sql})
+        t = time.perf_counter()
+        try:
+            result = execute.run(guarded, settings)
+        except ExecutionError as exc:
+            timings["execute"] += _ms(t)
+            transient = exc.kind == ErrorKind.TIMEOUT
+            _skip(answer, settings, entry, f"its SQL no longer runs: {exc.message}", flag=not transient)
+            continue
+        timings["execute"] += _ms(t)
+        assert reading is not None  # matches() read the question whenever it found an entry
+        answer.planner = "verified"
+        answer.model = None
+        answer.verified_id = entry.id
+        answer.sql = guarded.sql
+        answer.result = result
+        answer.error = None
+        answer.display_hint = entry.display_hint if entry.display_hint in DISPLAY_HINTS else "table"
+        answer.standalone = reading.standalone if reading.frame is not None or reading.followup else entry.standalone
+        answer.frame = reading.frame if reading.frame is not None else entry.frame
+        first = [f"{READ_AS}{reading.standalone}."] if reading.followup else []
+        answer.assumptions = first + [a for a in entry.assumptions if not a.startswith(READ_AS)]
+        answer.notices.append(f"Verified answer: the SQL a user marked right for “{entry.question}”, run again now "
+                              "through the guard.")
+        answer.variables = _variables(settings, guarded.sql)
+        return True
+    return False
+
+
+def _skip(answer: Answer, settings: Settings, entry: verified.VerifiedAnswer, why: str, *, flag: bool) -> None:
+    """A verified answer that cannot be served: said on the answer, and flagged in the library when its SQL is at
+    fault (a timeout is not)."""
+    log.warning("verified answer %s skipped: %s", entry.id, why)
+    if flag:
+        try:
+            verified.invalidate(settings, entry.id, why)
+        except SageError as exc:
+            log.warning("could not flag verified answer %s: %s", entry.id, exc)
+    answer.notices.append(f"A verified answer to “{entry.question}” was skipped: {why}" +
+                          (" It is flagged for review and will not be served again." if flag else ""))
+
+
 def _take_plan(answer: Answer, plan: Plan) -> None:
     answer.standalone = plan.standalone
     answer.frame = plan.frame
@@ -254,11 +346,10 @@ def _variables(settings: Settings, sql: str) -> list[dict]:
     if not codes:
         return []
     try:
-        with db.owner(settings) as conn:
-            rows = conn.execute(
-                "SELECT variable_code, label, vintage, table_id FROM public.variables WHERE variable_code = ANY(%s)",
-                (codes,),
-            ).fetchall()
+        rows = db.run(settings, db.OWNER, lambda conn: conn.execute(
+            "SELECT variable_code, label, vintage, table_id FROM public.variables WHERE variable_code = ANY(%s)",
+            (codes,),
+        ).fetchall())
     except SageError:
         return []
     return [{"code": r[0], "label": r[1], "vintage": r[2], "table_id": r[3]} for r in rows]

@@ -13,7 +13,7 @@ from typing import Any
 from .errors import ErrorKind, SageError
 from .execute import Result
 from .planner.base import Attempt, PriorTurn
-from .types import Chunk, DisplayHint
+from .types import READ_AS, Chunk, DisplayHint
 
 
 class Outcome(StrEnum):
@@ -62,7 +62,14 @@ class Answer:
     model: str | None = None
     chunks: list[Chunk] = field(default_factory=list)
     variables: list[dict[str, Any]] = field(default_factory=list)
+    #: its id in the query log (``sage.questions``), once recorded
     id: int | None = None
+    #: the logged answer this one follows (``ask --after ID``, the Ask page's conversation)
+    parent_id: int | None = None
+    #: answered by re-running a verified answer's SQL (``sage.verified_answers.id``), not by a planner
+    verified_id: int | None = None
+    #: things a user should know that are not assumptions of the answer (a verified answer that was skipped)
+    notices: list[str] = field(default_factory=list)
 
     @property
     def outcome(self) -> Outcome:
@@ -79,6 +86,15 @@ class Answer:
     @property
     def declined(self) -> bool:
         return self.outcome is Outcome.DECLINED
+
+    @property
+    def verified(self) -> bool:
+        return self.verified_id is not None and self.answered
+
+    @property
+    def followup(self) -> bool:
+        """Read as a follow-up of an earlier turn: the first assumption is the "Read as" line."""
+        return bool(self.assumptions) and self.assumptions[0].startswith(READ_AS)
 
     @property
     def tries(self) -> int:
@@ -107,7 +123,10 @@ class Answer:
 
     def to_dict(self) -> dict[str, Any]:
         """The CLI contract of `ask` (docs/design.md): an answer, or ``error`` when there is none."""
-        base: dict[str, Any] = {"question": self.question, "planner": self.planner}
+        base: dict[str, Any] = {"id": self.id, "question": self.question, "planner": self.planner,
+                                "parent_id": self.parent_id, "standalone": self.standalone or None}
+        if self.notices:
+            base["notices"] = self.notices
         if self.result is None or not self.answered:
             base.update(
                 error=self.error_info(),
@@ -132,11 +151,10 @@ class Answer:
             vintages=self.vintages,
             usage=self.usage,
             significance=self.significance,
+            verified=self.verified,
         )
         if self.significance_note:
             base["significance_note"] = self.significance_note
-        if self.standalone:
-            base["read_as"] = self.standalone
         return base
 
 

@@ -112,17 +112,55 @@ def cmd_status(args) -> int:
     return 0
 
 
+def _usage_error(args, kind: str, message: str) -> int:
+    """A mistake in the command line itself (an id that does not exist): exit 2, like argparse's own errors."""
+    if getattr(args, "json", False):
+        _print_json({"error": {"kind": kind, "message": message}})
+    print(f"error: {message}", file=sys.stderr)
+    return 2
+
+
 def cmd_ask(args) -> int:
+    from . import querylog
     from .agent import ask
 
     settings = _settings(args)
-    answer = ask(args.question, settings, planner=args.planner)
+    context = []
+    if args.after is not None:
+        context = querylog.thread(settings, args.after)
+        if not context:
+            return _usage_error(args, "not_found", f"There is no logged answer {args.after} to follow: --after takes "
+                                "the \"id\" of an earlier `ask --json` answer (or a number from the History page).")
+    answer = ask(args.question, settings, planner=args.planner, context=context, parent_id=args.after)
     data = answer.to_dict()
     if args.json:
         _print_json(data)
     else:
         _print_answer(answer)
     return 0 if answer.answered else 1
+
+
+def cmd_verify(args) -> int:
+    from . import verified
+
+    settings = _settings(args)
+    if args.remove:
+        removed = verified.remove(settings, args.id)
+        if args.json:
+            _print_json({"question_id": args.id, "removed": removed})
+        else:
+            print(f"Answer {args.id} {'is no longer' if removed else 'was not'} in the verified-answer library.")
+        return 0
+    try:
+        entry = verified.add(settings, args.id)
+    except verified.NotFoundError as exc:
+        return _usage_error(args, exc.kind.value, exc.message)
+    if args.json:
+        _print_json({"question_id": args.id, "verified": True, **entry.to_dict()})
+    else:
+        print(f"Verified: answer {args.id} (“{entry.standalone}”) is in the library as entry {entry.id}; questions "
+              "that mean the same are answered with its SQL, through the guard.")
+    return 0
 
 
 def _print_answer(answer: Answer) -> None:
@@ -134,6 +172,10 @@ def _print_answer(answer: Answer) -> None:
             print(f"  - {a}", file=sys.stderr)
         for s in answer.suggestions:
             print(f"  try: {s}", file=sys.stderr)
+        for n in answer.notices:
+            print(f"  note: {n}", file=sys.stderr)
+        if answer.id is not None:
+            print(f"  [id {answer.id}]", file=sys.stderr)
         return
     print(answer.sql)
     print()
@@ -146,8 +188,11 @@ def _print_answer(answer: Answer) -> None:
     print()
     for a in answer.assumptions:
         print(f"- {a}")
+    for n in answer.notices:
+        print(f"note: {n}")
     tries = f"{answer.tries} tr{'y' if answer.tries == 1 else 'ies'}"
-    print(f"[{answer.planner}, {tries}, {answer.timings_ms.get('total', 0):.0f} ms]")
+    logged = f", id {answer.id}" if answer.id is not None else ""
+    print(f"[{answer.planner}, {tries}, {answer.timings_ms.get('total', 0):.0f} ms{logged}]")
 
 
 def _fmt(v) -> str:
@@ -179,7 +224,7 @@ def cmd_run_sql(args) -> int:
 
     answer = run_sql(_read_sql(args.sql), _settings(args))
     data = answer.to_dict()
-    for k in ("question", "planner"):
+    for k in ("question", "planner", "parent_id", "standalone"):
         data.pop(k, None)
     if args.json:
         _print_json(data)
@@ -235,7 +280,8 @@ def cmd_census(args) -> int:
         return 2
     tables = fetch.resolve_tables(args.tables or [], preset=args.preset)
     geos = tuple(g.strip() for g in args.geographies.split(",") if g.strip())
-    report = fetch.fetch_tables(settings, tables, args.vintage, geographies=geos, progress=_Progress())
+    states = [s.strip() for s in (args.states or "").split(",") if s.strip()] or None
+    report = fetch.fetch_tables(settings, tables, args.vintage, geographies=geos, states=states, progress=_Progress())
     if args.json:
         _print_json(report)
     else:
@@ -275,6 +321,11 @@ def build_parser() -> argparse.ArgumentParser:
     sp = add("ask", cmd_ask, "answer a question")
     sp.add_argument("question")
     sp.add_argument("--planner", choices=["auto", "claude", "offline"])
+    sp.add_argument("--after", type=int, metavar="ID",
+                    help="ask it as a follow-up of logged answer ID (the \"id\" of an earlier `ask --json` answer)")
+    sp = add("verify", cmd_verify, "put a logged answer in the verified-answer library (--remove takes it out)")
+    sp.add_argument("id", type=int, metavar="ID", help="the \"id\" of an `ask --json` answer")
+    sp.add_argument("--remove", action="store_true", help="take it out of the library")
     sp = add("check-sql", cmd_check_sql, "run the SQL guard alone (SQL '-' reads stdin)")
     sp.add_argument("sql")
     sp = add("run-sql", cmd_run_sql, "guard and run SQL as the read-only role (SQL '-' reads stdin)")
@@ -295,11 +346,16 @@ def build_parser() -> argparse.ArgumentParser:
     csub = census.add_subparsers(dest="census_command", required=True)
     f = csub.add_parser("fetch", help="fetch ACS 5-year tables (estimates and margins of error)")
     f.add_argument("--json", action="store_true")
-    f.add_argument("--vintage", type=int, default=2023, help="ACS 5-year release year, e.g. 2023 (= 2019-2023)")
+    f.add_argument("--vintage", type=int, default=2023, help="ACS 5-year release year, e.g. 2023 (= 2019-2023); "
+                   "an earlier one (2018 = 2014-2018) is loaded beside the periods already there")
     group = f.add_mutually_exclusive_group()
     group.add_argument("--tables", help="comma-separated table ids, e.g. B25003,B08301")
     group.add_argument("--preset", choices=["core"], help="core: the tables the semantic layer and examples use")
-    f.add_argument("--geographies", default="state,county")
+    f.add_argument("--geographies", default="state,county",
+                   help="comma-separated levels: nation, state, county, place, cbsa (metro and micro areas), cd "
+                   "(congressional districts), tract, zcta (default: state,county)")
+    f.add_argument("--states", help="comma-separated USPS abbreviations (e.g. TX,CA): only places in these states "
+                   "(state, county, place, cd and tract levels; tracts of every state otherwise)")
     f.set_defaults(fn=cmd_census)
     t = csub.add_parser("tables", help="search the offline ACS table catalog")
     t.add_argument("--json", action="store_true")

@@ -30,6 +30,12 @@ class ErrorKind(StrEnum):
     CENSUS_API = "census_api"
     # the database
     DATABASE_DOWN = "database_down"
+    #: every pooled connection stayed in use for SAGE_POOL_TIMEOUT_S
+    BUSY = "busy"
+    #: the connection died under a statement (a server restart, pg_terminate_backend, a network drop)
+    CONNECTION_LOST = "connection_lost"
+    #: SAGE_DATA_DIR cannot hold the embedded server's files (a read-only disk, no permission)
+    DATA_DIR = "data_dir"
     # data files
     DATA_MISSING = "data_missing"
     DATA_MALFORMED = "data_malformed"

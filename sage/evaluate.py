@@ -4,172 +4,29 @@ retrieval figures (recall@k and top-1 of the gold query's variables).
 A predicted result is right when it has the gold rows (same number, in the same order when the gold query orders
 them) and every gold column's values appear in some predicted column.  Extra predicted columns are allowed
 (a margin of error, a geo_id for the map), column names are not compared (``poverty_rate_pct`` vs ``pct_poor``),
-and numbers match within 0.5% or ±0.05, so a rate rounded to one decimal equals the unrounded one.
+and numbers match within 0.5% or ±0.05, so a rate rounded to one decimal equals the unrounded one.  The comparison
+itself is :mod:`sage.compare` (re-exported here), which the verified-answer library uses too.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from decimal import Decimal
-from itertools import product
 from pathlib import Path
 from typing import Any
 
 from . import agent, execute, guard
 from .answer import Answer
 from .census.codes import variable_codes
+from .compare import ABS_TOL, REL_TOL, compare_results, gold_is_ordered, values_equal
 from .embeddings import EmbeddingProvider
 from .errors import DataError, SageError
 from .planner.base import PriorTurn
 from .retrieve import retrieve
 from .settings import Settings
 from .timing import percentile
-
-#: relative and absolute numeric tolerance
-REL_TOL = 0.005
-ABS_TOL = 0.05
-#: the most column assignments tried before giving up (a guard against pathological wide results)
-MAX_ASSIGNMENTS = 5000
-
-
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float, Decimal)):
-        f = float(value)
-        return None if math.isnan(f) else f
-    if isinstance(value, str):
-        try:
-            return float(value.replace(",", "").strip())
-        except ValueError:
-            return None
-    return None
-
-
-def values_equal(gold: Any, pred: Any) -> bool:
-    """Equality of one cell: numbers within tolerance, text case- and space-insensitively, NULL only to NULL."""
-    if gold is None or pred is None:
-        return gold is None and pred is None
-    g, p = _number(gold), _number(pred)
-    if g is not None and p is not None and not (isinstance(gold, str) and isinstance(pred, str)):
-        return abs(g - p) <= max(ABS_TOL, REL_TOL * abs(g))
-    if isinstance(gold, str) and isinstance(pred, str) and g is not None and p is not None:
-        if gold.strip() == pred.strip():
-            return True
-        return abs(g - p) <= max(ABS_TOL, REL_TOL * abs(g))
-    return " ".join(str(gold).split()).casefold() == " ".join(str(pred).split()).casefold()
-
-
-def _column(rows: Sequence[Sequence[Any]], j: int) -> list[Any]:
-    return [r[j] for r in rows]
-
-
-def _sort_key(v: Any):
-    n = _number(v)
-    if v is None:
-        return (0, 0.0, "")
-    if n is not None:
-        return (1, n, "")
-    return (2, 0.0, " ".join(str(v).split()).casefold())
-
-
-def _multiset_equal(a: list[Any], b: list[Any]) -> bool:
-    return all(values_equal(x, y) for x, y in zip(sorted(a, key=_sort_key), sorted(b, key=_sort_key), strict=True))
-
-
-def _rows_match(gold_rows, pred_rows, mapping: Sequence[int]) -> bool:
-    """Unordered: every gold row pairs with a distinct predicted row equal on the mapped columns."""
-    used = [False] * len(pred_rows)
-    for grow in gold_rows:
-        for i, prow in enumerate(pred_rows):
-            if used[i]:
-                continue
-            if all(values_equal(grow[j], prow[k]) for j, k in enumerate(mapping)):
-                used[i] = True
-                break
-        else:
-            return False
-    return True
-
-
-def _with_full_names(cols: list[str], rows: Sequence[Sequence[Any]]) -> tuple[list[str], list[tuple]]:
-    """A county named by two columns (``county_name``, ``state_name``) is the same row as one named by the Census
-    NAME ('Travis County, Texas'): add that name as a column, so either form of the same place matches."""
-    if "county_name" not in cols or "state_name" not in cols:
-        return cols, [tuple(r) for r in rows]
-    ci, si = cols.index("county_name"), cols.index("state_name")
-    full = [f"{r[ci]}, {r[si]}" if r[ci] is not None and r[si] is not None else r[si] for r in rows]
-    return cols + ["name (county_name, state_name)"], [(*r, n) for r, n in zip(rows, full, strict=True)]
-
-
-def compare_results(
-    gold_cols: Sequence[str],
-    gold_rows: Sequence[Sequence[Any]],
-    pred_cols: Sequence[str],
-    pred_rows: Sequence[Sequence[Any]],
-    ordered: bool,
-) -> tuple[bool, str]:
-    """Whether the predicted result answers like the gold one, and if not, why (one short sentence)."""
-    gold_rows = [tuple(r) for r in gold_rows]
-    pred_rows = [tuple(r) for r in pred_rows]
-    pred_cols, pred_rows = _with_full_names(list(pred_cols), pred_rows)
-    if len(gold_rows) != len(pred_rows):
-        return False, f"{len(pred_rows)} rows instead of {len(gold_rows)}"
-    if not gold_cols:
-        return True, "no gold columns"
-    if not pred_cols:
-        return False, "no predicted columns"
-    if not gold_rows:
-        return True, "both empty"
-    candidates: list[list[int]] = []
-    for j, name in enumerate(gold_cols):
-        gcol = _column(gold_rows, j)
-        cands = []
-        for k in range(len(pred_cols)):
-            pcol = _column(pred_rows, k)
-            if ordered:
-                same = all(values_equal(x, y) for x, y in zip(gcol, pcol, strict=True))
-            else:
-                same = _multiset_equal(gcol, pcol)
-            if same:
-                cands.append(k)
-        if not cands:
-            return False, f"no predicted column has the values of gold column {name!r}" + (
-                " in the gold order" if ordered else "")
-        # prefer the predicted column of the same name
-        cands.sort(key=lambda k: 0 if str(pred_cols[k]).lower() == str(name).lower() else 1)
-        candidates.append(cands)
-    if ordered:
-        return True, "same rows in the same order"
-    tried = 0
-    for mapping in product(*candidates):
-        tried += 1
-        if tried > MAX_ASSIGNMENTS:
-            break
-        if _rows_match(gold_rows, pred_rows, mapping):
-            return True, "same rows"
-    return False, "columns match one by one but not row by row"
-
-
-def gold_is_ordered(gold_sql: str) -> bool:
-    """The gold result's order matters when its outermost query sorts (ORDER BY outside any parentheses)."""
-    depth = 0
-    text = gold_sql.upper()
-    i = 0
-    while i < len(text):
-        ch = text[i]
-        if ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-        elif depth == 0 and text.startswith("ORDER BY", i):
-            return True
-        i += 1
-    return False
 
 
 def read_questions(path: Path) -> list[dict]:
@@ -212,7 +69,8 @@ def score(settings: Settings, row: dict, planner: str | None = None, context: Se
     so the two are counted apart.  ``context`` makes the question a follow-up of earlier answers; the answer is
     appended to ``answers`` when given.
     """
-    answer = agent.ask(row["question"], settings, planner=planner, record=False, context=context)
+    # the planner is what is scored: the verified-answer library is not consulted
+    answer = agent.ask(row["question"], settings, planner=planner, record=False, context=context, use_verified=False)
     if answers is not None:
         answers.append(answer)
     gold_sql = row.get("gold_sql")

@@ -2,9 +2,10 @@
 
 Each query (docs/security.md §2):
 
-* gets a **fresh connection** as ``census_reader`` (the role, not this code, is the boundary: SELECT on the three
-  census tables only).  A fresh connection means nothing a previous query did to the session (settings, advisory
-  locks, LISTEN) can leak into this one; it costs a few milliseconds, which is small next to planning;
+* runs on a **pooled connection** as ``census_reader`` (the role, not this code, is the boundary: SELECT on the
+  three census tables only).  :mod:`sage.db` hands it out checked (pre-ping) and takes it back reset with
+  ``DISCARD ALL``, so nothing a previous query did to the session (settings, advisory locks, LISTEN, prepared
+  statements) can leak into this one; a connection whose query raised anything is closed, never pooled again;
 * runs in ``BEGIN READ ONLY`` with ``SET LOCAL`` statement, lock and idle timeouts, ``search_path`` and
   ``standard_conforming_strings`` (re-asserted every time: role defaults are only defaults);
 * is first planned with ``EXPLAIN`` (never ANALYZE) and refused if the estimate is hopeless (a cartesian join
@@ -13,10 +14,13 @@ Each query (docs/security.md §2):
   string holding several statements ("cannot insert multiple commands into a prepared statement");
 * is read row by row, stopping after ``max_rows + 1`` rows or :data:`RESULT_BYTES` of data, with long text cells
   cut to :data:`CELL_BYTES`, so neither many rows nor one huge value can flood memory or the page;
-* is **always rolled back** (never committed) and the connection is closed afterwards, error or not.
+* is **always rolled back** (never committed), error or not.
 
 Errors become :class:`~sage.errors.ExecutionError` with ``kind`` timeout / permission / undefined / other,
-PostgreSQL's own message in ``detail`` (for the planner's retry) and a plain sentence in ``message``.
+PostgreSQL's own message in ``detail`` (for the planner's retry) and a plain sentence in ``message``.  A connection
+lost under the query is not the query's fault: :func:`sage.db.run` runs it once more on a fresh connection, unless
+the server ended it on purpose (``pg_terminate_backend``, a shutdown: a ``connection_lost`` :class:`DatabaseError`),
+and a pool with no free connection fails with ``busy``.
 """
 
 from __future__ import annotations
@@ -57,6 +61,9 @@ IDLE_TIMEOUT_MS = 10_000
 #: millisecond instead of letting them hold a CPU core until the timeout.
 COST_PER_MS = 2_000
 COST_FLOOR = 1e6
+#: time-outs after which the server ends the session itself (idle in transaction, transaction_timeout): the query's
+#: own limit, reported as a time-out although the connection is gone
+_SESSION_TIMEOUTS = frozenset({"25P03", "25P04"})
 #: rows per network round trip while streaming
 _CHUNK_ROWS = 256
 _ELLIPSIS = "…"
@@ -109,16 +116,13 @@ def _execute(
     result_bytes: int = RESULT_BYTES,
     cost_limit: float | None = None,
 ) -> Result:
-    """The executor's core, on a fresh reader connection, with **no guard** (and no cost gate unless asked).
+    """The executor's core, on a pooled reader connection, with **no guard** (and no cost gate unless asked).
 
     Only :func:`run` calls it in the product; tests call it with raw SQL to prove that the role, the read-only
     transaction and the extended protocol block things on their own (defence in depth).
     """
-    conn = db.reader_connect(settings)
-    try:
-        return _run_on(conn, sql, settings, max_rows=max_rows, result_bytes=result_bytes, cost_limit=cost_limit)
-    finally:
-        conn.close()
+    return db.run(settings, db.READER, lambda conn: _run_on(
+        conn, sql, settings, max_rows=max_rows, result_bytes=result_bytes, cost_limit=cost_limit))
 
 
 def _run_on(
@@ -143,6 +147,8 @@ def _run_on(
             columns, rows, truncated, cut_cells = _fetch(conn, cur, sql, max_rows, result_bytes)
         elapsed_ms = (time.perf_counter() - started) * 1000
     except psycopg.Error as exc:
+        if conn.broken and exc.sqlstate not in _SESSION_TIMEOUTS:
+            raise  # the connection died under the query: sage.db says so (and retries, unless it was ended)
         raise _explain(exc, timeout_ms) from None
     except _CostTooHigh as exc:
         log.info("query refused by the cost gate: %s", exc)
@@ -189,10 +195,12 @@ def _cost_gate(cur: psycopg.Cursor, sql: str, cost_limit: float) -> None:
     """Refuse a query the planner expects to be hopelessly expensive (a cartesian join), without running it.
 
     EXPLAIN (never ANALYZE) only plans the statement.  The prefix is joined to SQL the guard already checked, and
-    it is sent with the extended protocol, so a second statement could not ride along even if the guard failed.
+    it is sent with the extended protocol (``stream``, as the query itself: an unnamed statement, so nothing stays
+    prepared on the pooled connection), so a second statement could not ride along even if the guard failed.
     """
-    row = cur.execute("EXPLAIN (FORMAT JSON) " + sql, prepare=True).fetchone()
-    assert row is not None, "EXPLAIN always returns the plan"
+    rows = list(cur.stream("EXPLAIN (FORMAT JSON) " + sql))
+    assert rows, "EXPLAIN always returns the plan"
+    row = rows[0]
     plan = row[0][0]["Plan"]
     cost = float(plan.get("Total Cost", 0))
     if cost > cost_limit:

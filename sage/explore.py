@@ -13,28 +13,47 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from .agent import Answer, run_sql
 from .census.codes import is_variable_code
+from .census.schema import LEVELS, STATE_LEVELS
 from .errors import ErrorKind, QuestionError
 from .settings import Settings
 
-LEVELS = ("state", "county")
-#: every county fits (3,222 rows in the shipped extract); the guard still caps the query at this LIMIT
+#: every county fits (3,222 rows in the shipped extract); the guard still caps the query at this LIMIT (the 32,325
+#: places do not: the largest 4,000 are shown)
 MAX_PLACES = 4000
+#: one place of a level, and many
+LEVEL_NAMES = {"nation": "Nation", "state": "State", "county": "County", "place": "Place", "cbsa": "Metro area",
+               "cd": "District", "tract": "Tract", "zcta": "ZCTA"}
+LEVEL_PLURALS = {"nation": "nation", "state": "states", "county": "counties", "place": "places",
+                 "cbsa": "metro areas", "cd": "districts", "tract": "tracts", "zcta": "ZCTAs"}
 
-VARIABLES_SQL = """SELECT v.variable_code, v.label, v.concept, v.category, v.universe, v.vintage, v.table_id,
-       count(e.estimate) FILTER (WHERE g.level = 'state') AS state_rows,
-       count(e.estimate) FILTER (WHERE g.level = 'county') AS county_rows
+_LEVEL_COUNTS = ",\n       ".join(
+    f"count(e.estimate) FILTER (WHERE g.level = '{level}') AS {level}_rows" for level in LEVELS
+)
+VARIABLES_SQL = f"""SELECT v.variable_code, v.label, v.concept, v.category, v.universe, v.vintage,
+       array_to_string(v.vintages, ', ') AS vintages, v.table_id,
+       {_LEVEL_COUNTS}
 FROM public.variables v
 LEFT JOIN public.estimates e ON e.variable_code = v.variable_code
 LEFT JOIN public.geography g ON g.geo_id = e.geo_id
-GROUP BY v.variable_code, v.label, v.concept, v.category, v.universe, v.vintage, v.table_id
+GROUP BY v.variable_code, v.label, v.concept, v.category, v.universe, v.vintage, v.vintages, v.table_id
 ORDER BY v.category, v.variable_code"""
 
 
 def variable_list(settings: Settings) -> Answer:
-    """The variables with estimates, with how many state and county rows each has."""
+    """The variables with estimates: their latest period (``vintage``), every period loaded (``vintages``, e.g.
+    '2014-2018, 2019-2023') and how many rows of the latest period each level has (``state_rows``, ``place_rows``,
+    ... one column per level of :data:`LEVELS`)."""
     return run_sql(VARIABLES_SQL, settings, question="(explore: variable catalog)", record=False)
+
+
+def levels_with_rows(row: Mapping[str, Any]) -> list[str]:
+    """The levels a row of :func:`variable_list` has estimates for, in :data:`LEVELS` order."""
+    return [level for level in LEVELS if (row.get(f"{level}_rows") or 0) > 0]
 
 
 def top_places_sql(code: str, level: str) -> str:
@@ -42,10 +61,14 @@ def top_places_sql(code: str, level: str) -> str:
     if not is_variable_code(code):
         raise QuestionError(f"{code!r} is not an ACS variable code like B19013_001E.", kind=ErrorKind.QUESTION_CODE)
     if level not in LEVELS:
-        raise QuestionError(f"The level must be state or county, not {level!r}.", kind=ErrorKind.QUESTION_LEVEL)
-    county = "g.county_name, " if level == "county" else ""
+        raise QuestionError(f"The level must be one of {', '.join(LEVELS)}, not {level!r}.",
+                            kind=ErrorKind.QUESTION_LEVEL)
+    if level in ("state", "county"):
+        names = "g.state_name, g.state_abbr, " + ("g.county_name, " if level == "county" else "")
+    else:  # the Census name, with its state where it has one ('Austin city, Texas')
+        names = "g.name, " + ("g.state_abbr, " if level in STATE_LEVELS else "")
     return (
-        f"SELECT g.geo_id, g.state_name, g.state_abbr, {county}e.estimate, e.margin_error\n"
+        f"SELECT g.geo_id, {names}e.estimate, e.margin_error\n"
         "FROM public.estimates e JOIN public.geography g ON g.geo_id = e.geo_id\n"
         f"WHERE e.variable_code = '{code}' AND g.level = '{level}' AND e.estimate IS NOT NULL\n"
         "ORDER BY e.estimate DESC, g.geo_id"
@@ -59,4 +82,5 @@ def places(settings: Settings, code: str, level: str) -> Answer:
     return run_sql(sql, wide, question=f"(explore: {code} by {level})", record=False)
 
 
-__all__ = ["LEVELS", "VARIABLES_SQL", "places", "top_places_sql", "variable_list"]
+__all__ = ["LEVELS", "LEVEL_NAMES", "LEVEL_PLURALS", "VARIABLES_SQL", "levels_with_rows", "places", "top_places_sql",
+           "variable_list"]

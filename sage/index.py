@@ -21,7 +21,6 @@ from .describe import VariableInfo, describe_column, describe_table, describe_va
 from .embeddings import EmbeddingProvider, get_provider
 from .errors import DatabaseError
 from .introspect import IntrospectedSchema, introspect
-from .retrieve import forget_connections
 from .settings import Settings
 from .types import StepProgress
 
@@ -120,18 +119,16 @@ def index_schema(
     (or ``rebuild=True``) re-embeds everything.  ``progress(step, done, total)`` is called while embedding.
     ``provider`` replaces the configured model (tests use a small deterministic one).
     """
-    from pgvector.psycopg import register_vector
-
     started = time.perf_counter()
     progress = progress or (lambda *a: None)
     provider = provider or get_provider(settings)
     with db.owner(settings) as conn:
         progress("reading the schema", 0, 1)
         # one indexer at a time per database (setup in a terminal while the app refreshes after a fetch);
-        # the lock is the session's and ends with the connection
+        # the lock is the session's and ends when the connection goes back to its pool (DISCARD ALL) or closes
         conn.execute("SELECT pg_advisory_lock(hashtext('sage.schema_embeddings'))")
         typed_dim = _prepare(conn, provider.dimension)
-        register_vector(conn)
+        db.ensure_vector(conn)  # a pooled connection made before the extension existed has no vector type yet
         schema = introspect(conn, INDEXED_SCHEMAS)
         variables = load_variables(conn)
         chunks = build_chunks(schema, variables)
@@ -196,7 +193,6 @@ def index_schema(
         counts = dict(
             conn.execute("SELECT object_type, count(*) FROM sage.schema_embeddings GROUP BY 1 ORDER BY 1").fetchall()
         )
-    forget_connections(settings)  # a rebuilt table may have a new column type: pooled connections re-register
     report = IndexReport(
         upserted=len(todo),
         unchanged=len(chunks) - len(todo),

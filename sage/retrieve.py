@@ -11,76 +11,20 @@ from __future__ import annotations
 
 import logging
 import re
-import threading
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 
 import psycopg
 
 from . import db
 from .census.codes import ACS_VARIABLE
 from .embeddings import EmbeddingProvider, get_provider
-from .errors import DatabaseError, NotSetUpError, RetrievalError
+from .errors import NotSetUpError, RetrievalError
 from .settings import Settings
 from .types import OBJECT_TYPES, Chunk
 
 log = logging.getLogger(__name__)
 
 SETUP_HINT = "run `python -m sage setup`"
-
-_pool: dict[str, list[psycopg.Connection]] = {}
-_pool_lock = threading.Lock()
-_POOL_SIZE = 4
-
-
-@contextmanager
-def _connection(settings: Settings) -> Iterator[psycopg.Connection]:
-    """An owner connection with pgvector registered, kept for the next question.
-
-    Connecting and registering the vector type cost two round trips (~2-3 ms locally, far more to a managed
-    server), which is most of a retrieval's budget, so a few idle connections are kept per server.
-    """
-    from pgvector.psycopg import register_vector
-
-    key = db.admin_url(settings)
-    with _pool_lock:
-        idle = _pool.setdefault(key, [])
-        conn = idle.pop() if idle else None
-    if conn is None or conn.closed:
-        conn = db.connect(settings, autocommit=True)
-        try:
-            register_vector(conn)
-        except psycopg.ProgrammingError as exc:  # the vector type does not exist in this database
-            conn.close()
-            raise NotSetUpError(
-                f"The vector extension is not installed in this database: {SETUP_HINT}.", detail=str(exc)
-            ) from exc
-    healthy = False
-    try:
-        yield conn
-        healthy = True
-    finally:
-        if healthy and not conn.closed and conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
-            with _pool_lock:
-                idle = _pool.setdefault(key, [])
-                if len(idle) < _POOL_SIZE:
-                    idle.append(conn)
-                    conn = None
-        if conn is not None:
-            conn.close()
-
-
-def forget_connections(settings: Settings) -> None:
-    """Close the kept connections to this database (after the index table was rebuilt, perhaps retyped)."""
-    try:
-        key = db.admin_url(settings)
-    except Exception:  # pragma: no cover - the server went away; nothing to forget
-        return
-    with _pool_lock:
-        idle = _pool.pop(key, [])
-    for conn in idle:
-        conn.close()
-
 
 def check_question(question: object) -> str:
     if not isinstance(question, str):
@@ -194,14 +138,13 @@ def retrieve(
     vector = np.asarray(provider.embed([text])[0], dtype=np.float32)
     params = {"q": vector, "model": provider.name, "types": types, "n": max(MIN_CANDIDATES, 4 * top_k)}
     head = text[:2000]  # the alias match reads the start of a long paste, as the model does
-    for attempt in (1, 2):
-        try:
-            with _connection(settings) as conn:
-                return [c for c in _search(conn, params, head, top_k) if c.score >= min_score]
-        except psycopg.OperationalError as exc:  # a kept connection the server dropped: one fresh try
-            if attempt == 2:
-                raise DatabaseError(f"The retrieval query failed: {exc}", detail=str(exc)) from exc
-    raise AssertionError("unreachable")  # pragma: no cover
+
+    def search(conn: psycopg.Connection) -> list[Chunk]:
+        db.ensure_vector(conn)  # registered when the connection was made, unless that was before setup
+        return [c for c in _search(conn, params, head, top_k) if c.score >= min_score]
+
+    # a pooled owner connection: connecting and registering the vector type would cost more than the search
+    return db.run(settings, db.OWNER, search)
 
 
 def _search(conn: psycopg.Connection, params: dict, question: str, top_k: int) -> list[Chunk]:
@@ -284,4 +227,4 @@ def _explain_empty(conn: psycopg.Connection, model: str) -> None:
         )
 
 
-__all__ = ["ALIAS_BONUS", "SETUP_HINT", "check_question", "forget_connections", "retrieve"]
+__all__ = ["ALIAS_BONUS", "SETUP_HINT", "check_question", "retrieve"]

@@ -55,6 +55,14 @@ class Settings:
     census_api_url: str = "https://api.census.gov/data"
     max_question_chars: int = 2000
     claude_timeout_s: float = 60.0
+    #: retries of one Claude request after a 429, 529, 5xx, time-out or dropped connection (the SDK's max_retries)
+    claude_max_retries: int = 2
+    #: connections kept open per role (owner, reader) in one process; see sage/db.py and the README
+    pool_size: int = 5
+    #: connections opened beyond pool_size under a burst, per role, closed again when returned
+    pool_max_overflow: int = 5
+    #: how long a question waits for a free connection before it fails with "busy"
+    pool_timeout_s: float = 10.0
     data_path: Path = PROJECT_ROOT / "data"
 
     def __post_init__(self) -> None:
@@ -62,7 +70,9 @@ class Settings:
             raise SettingsError(
                 f"SAGE_PLANNER must be one of {', '.join(PLANNERS)}, not {self.planner!r}.", setting="SAGE_PLANNER"
             )
-        for name, low in (("max_attempts", 1), ("statement_timeout_ms", 100), ("max_rows", 1)):
+        for name, low in (("max_attempts", 1), ("statement_timeout_ms", 100), ("max_rows", 1),
+                          ("claude_max_retries", 0), ("pool_size", 1), ("pool_max_overflow", 0),
+                          ("pool_timeout_s", 0.1)):
             if getattr(self, name) < low:
                 env = _ENV_FOR[name]
                 raise SettingsError(f"{env} must be at least {low}.", setting=env)
@@ -97,6 +107,10 @@ class Settings:
             "max_rows": self.max_rows,
             "embedding_model": self.embedding_model or "bundled all-MiniLM-L6-v2 (int8 ONNX, offline)",
             "census_api_key": "set" if self.census_api_key else "not set",
+            "claude_max_retries": self.claude_max_retries,
+            "pool_size": self.pool_size,
+            "pool_max_overflow": self.pool_max_overflow,
+            "pool_timeout_s": self.pool_timeout_s,
         }
 
 
@@ -116,6 +130,10 @@ _ENV_FOR = {
     "census_api_url": "SAGE_CENSUS_API_URL",
     "max_question_chars": "SAGE_MAX_QUESTION_CHARS",
     "claude_timeout_s": "SAGE_CLAUDE_TIMEOUT_S",
+    "claude_max_retries": "SAGE_CLAUDE_MAX_RETRIES",
+    "pool_size": "SAGE_POOL_SIZE",
+    "pool_max_overflow": "SAGE_POOL_MAX_OVERFLOW",
+    "pool_timeout_s": "SAGE_POOL_TIMEOUT_S",
 }
 
 

@@ -70,26 +70,7 @@ class StatusInfo:
 def status(settings: Settings) -> StatusInfo:
     """The database, its tables and vintages, the retrieval index and the planner, read on the owner's connection."""
     info = db.server_info(settings)
-    tables: dict[str, int] = {}
-    vintages: list[str] = []
-    detail: list[VintageInfo] | None = None
-    index = IndexInfo()
-    with db.owner(settings) as conn:
-        for table in TABLES:
-            exists = conn.execute("SELECT to_regclass(%s)", (table,)).fetchone()
-            tables[table] = _count(conn, table) if exists and exists[0] else 0
-        if tables["public.variables"] and tables["public.estimates_by_vintage"]:
-            rows = conn.execute(
-                """SELECT e.vintage, count(DISTINCT e.variable_code), count(*)
-                   FROM public.estimates_by_vintage e GROUP BY e.vintage ORDER BY e.vintage DESC"""
-            ).fetchall()
-            vintages = [r[0] for r in rows]
-            detail = [VintageInfo(vintage=r[0], variables=r[1], estimates=r[2]) for r in rows]
-        found = conn.execute("SELECT to_regclass('sage.schema_embeddings')").fetchone()
-        if found and found[0]:
-            row = conn.execute("SELECT count(*), min(model) FROM sage.schema_embeddings").fetchone()
-            if row:
-                index = IndexInfo(chunks=row[0], model=row[1])
+    tables, vintages, detail, index = db.run(settings, db.OWNER, _read_status)
     planner = settings.effective_planner
     return StatusInfo(
         database=DatabaseInfo(embedded=info["embedded"], server_version=info["server_version"], host=info["host"]),
@@ -102,6 +83,30 @@ def status(settings: Settings) -> StatusInfo:
         # a database of the previous version (no estimates_by_vintage) is not ready: setup migrates it
         ready=bool(tables["public.estimates"]) and bool(tables["public.estimates_by_vintage"]) and bool(index.chunks),
     )
+
+
+def _read_status(conn: psycopg.Connection) -> tuple[dict[str, int], list[str], list[VintageInfo] | None, IndexInfo]:
+    """Table counts, vintages and the index, on one owner connection."""
+    tables: dict[str, int] = {}
+    vintages: list[str] = []
+    detail: list[VintageInfo] | None = None
+    index = IndexInfo()
+    for table in TABLES:
+        exists = conn.execute("SELECT to_regclass(%s)", (table,)).fetchone()
+        tables[table] = _count(conn, table) if exists and exists[0] else 0
+    if tables["public.variables"] and tables["public.estimates_by_vintage"]:
+        rows = conn.execute(
+            """SELECT e.vintage, count(DISTINCT e.variable_code), count(*)
+               FROM public.estimates_by_vintage e GROUP BY e.vintage ORDER BY e.vintage DESC"""
+        ).fetchall()
+        vintages = [r[0] for r in rows]
+        detail = [VintageInfo(vintage=r[0], variables=r[1], estimates=r[2]) for r in rows]
+    found = conn.execute("SELECT to_regclass('sage.schema_embeddings')").fetchone()
+    if found and found[0]:
+        row = conn.execute("SELECT count(*), min(model) FROM sage.schema_embeddings").fetchone()
+        if row:
+            index = IndexInfo(chunks=row[0], model=row[1])
+    return tables, vintages, detail, index
 
 
 def _count(conn: psycopg.Connection, table: str) -> int:

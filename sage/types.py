@@ -18,6 +18,9 @@ OBJECT_TYPES: tuple[ObjectType, ...] = get_args(ObjectType)
 DisplayHint = Literal["big", "statrow", "bar", "grouped", "map", "table"]
 DISPLAY_HINTS: tuple[DisplayHint, ...] = get_args(DisplayHint)
 
+#: how a follow-up's reading starts its assumptions, in both planners ("Read as: median household income, ...")
+READ_AS = "Read as: "
+
 #: ``progress(step, done, total)`` of a long step (setup, loading, indexing, fetching, evaluating)
 StepProgress = Callable[[str, int, int], None]
 #: ``progress(stage, info)`` of the question loop; stages: retrieving, planning, checking, running, done
@@ -40,4 +43,5 @@ class Chunk:
                 "score": self.score}
 
 
-__all__ = ["DISPLAY_HINTS", "OBJECT_TYPES", "Chunk", "DisplayHint", "ObjectType", "StageProgress", "StepProgress"]
+__all__ = ["DISPLAY_HINTS", "OBJECT_TYPES", "READ_AS", "Chunk", "DisplayHint", "ObjectType", "StageProgress",
+           "StepProgress"]

@@ -72,9 +72,11 @@ def message(
     }
 
 
-def reply_plan(sql: str, assumptions: list[str] | tuple[str, ...] = (), display_hint: str = "table", **kw) -> Reply:
-    """A 200 whose text block is the structured-output JSON of a plan."""
-    text = json.dumps({"sql": sql, "assumptions": list(assumptions), "displayHint": display_hint})
+def reply_plan(sql: str, assumptions: list[str] | tuple[str, ...] = (), display_hint: str = "table",
+               standalone: str = "", **kw) -> Reply:
+    """A 200 whose text block is the structured-output JSON of a plan (``standalone``: the question's reading)."""
+    text = json.dumps({"standalone": standalone, "sql": sql, "assumptions": list(assumptions),
+                       "displayHint": display_hint})
     return Reply(body=message([{"type": "text", "text": text}], **kw))
 
 

@@ -2,22 +2,39 @@
 
 It serves what ``sage.census.api`` asks of ``https://api.census.gov/data`` (see the module docstring there):
 
-* ``/data/{year}/acs/acs5?get=...&for=state:*`` or ``for=county:*[&in=state:*]`` — a JSON array of arrays, header
-  row first, every value a string, the geography columns appended, rows sorted by geography code, compact
-  separators and raw UTF-8 (the byte layout of a verbatim 2023 response).  ``get`` takes ``NAME``, ``GEO_ID``,
-  variables (``_E``, ``_M``, ``_EA``, ``_MA``) and ``group(TABLE)`` (E, EA, M, MA per line, then GEO_ID and NAME);
-  more than 50 items is the API's 400 ``error: error: 'get' is limited to 50 variables``, an unknown variable its
-  400 ``error: error: unknown variable 'X'``, another geography its 400 ``unknown/unsupported geography
-  heirarchy``.
+* ``/data/{year}/acs/acs5?get=...&for=...[&in=state:...]`` — a JSON array of arrays, header row first, every value
+  a string, the geography columns appended, rows sorted by geography code, compact separators and raw UTF-8 (the
+  byte layout of a verbatim 2023 response).  The clauses: ``for=us:1`` (column ``us``), ``for=state:*|48,06``
+  (``state``), ``for=county:*`` with or without ``in=state:*|48`` (``state,county``), ``for=place:*`` likewise
+  (``state,place``), ``for=metropolitan statistical area/micropolitan statistical area:*`` (that column),
+  ``for=congressional district:*`` with or without ``in=state:...`` (``state,congressional district``),
+  ``for=tract:*&in=state:48`` (``state,county,tract``; the state is required: ``in=state:*`` and no ``in`` are the
+  API's 400) and ``for=zip code tabulation area:*`` (that column).  A valid clause that selects no place is the
+  API's 204 No Content; any other level or hierarchy its 400 ``error: unknown/unsupported geography heirarchy``.
+  ``get`` takes ``NAME``, ``GEO_ID``, variables (``_E``, ``_M``, ``_EA``, ``_MA``) and ``group(TABLE)`` (E, EA, M,
+  MA per line, then GEO_ID and NAME); more than 50 items is the API's 400 ``error: error: 'get' is limited to 50
+  variables``, an unknown variable its 400 ``error: error: unknown variable 'X'``.
 * ``/data/{year}/acs/acs5/groups/{TABLE}.json`` and ``groups.json`` — metadata built from the offline catalog
   ``data/acs/variables_catalog_acs2023_5yr.csv.gz`` (E, EA, M, MA entries per line, GEO_ID, NAME; like the real
-  listing since 2024, ``groups/B25003.json`` also lists the B25003A...I subtables' variables).
+  listing since 2024, ``groups/B25003.json`` also lists the B25003A...I subtables' variables).  Other vintages carry
+  other labels, as the real API's do: the dollar year of "(in 2023 inflation-adjusted dollars)" is the vintage's,
+  releases up to 2018 have no colons after totals ("Estimate!!Total!!Male") and say "Worked at home" where later
+  ones say "Worked from home" (B08301, B08006...).
 * a missing / wrong key (when ``required_key`` is set): the API's 302 to ``missing_key.html`` /
   ``invalid_key.html`` with ``X-DataWebAPI-KeyError: 1``; both pages are served (200, text/html).
 * an unknown year or path: the API's 404 HTML "Error report" page.
 
-**Where the numbers come from.**  Real figures from the shipped extract (``data/acs/estimates.csv.gz``) whenever the
-extract has every line of the table for a geography level and the asked year is the variable's vintage: e.g.
+**Geography.**  The nation, states and counties of ``data/acs/geography.csv`` and the places of
+``data/acs-places/geography.csv`` (real names and GEO_IDs).  Congressional districts, metro areas, tracts and ZCTAs
+are **generated test geography** (codes in the real format, made up, never shipped): districts per state by
+population (at large '00', DC and Puerto Rico '98'; the 118th Congress from 2022, the 116th before, with their
+GEO_ID forms ``5001800US``/``5001600US``), a handful of metro areas (GEO_ID ``310M700US`` in 2023, older forms
+before), about one tract per 4,000 people in every county (``Census Tract 11; Travis County; Texas`` from 2023,
+commas before), one ZCTA per county plus a few well-known ones (``860Z200US`` from 2020, ``8600000US`` before).
+
+**Where the numbers come from.**  Real figures from the shipped extracts (``data/acs/estimates.csv.gz`` and the
+places' ``data/acs-places/estimates.csv.gz``) whenever they have every line of the table for a geography level and
+the asked year is the variable's vintage: e.g.
 B19013 for counties in 2023 is the real estimate *and* margin of every county, with the real special value
 (-666666666 estimate, -222222222 margin) for the two counties the extract omits (Esmeralda NV, Kenedy TX), and
 B01003 is the real population with -555555555 margins (controlled totals, as the API publishes them).
@@ -54,6 +71,58 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 ACS_DIR = Path(__file__).resolve().parent.parent / "data" / "acs"
+PLACES_DIR = ACS_DIR.parent / "acs-places"
+
+#: the geography columns the API appends, per level (by public.geography.level)
+CBSA = "metropolitan statistical area/micropolitan statistical area"
+GEO_COLUMNS = {
+    "nation": ("us",),
+    "state": ("state",),
+    "county": ("state", "county"),
+    "place": ("state", "place"),
+    "cbsa": (CBSA,),
+    "cd": ("state", "congressional district"),
+    "tract": ("state", "county", "tract"),
+    "zcta": ("zip code tabulation area",),
+}
+#: the ``for`` predicate of each level, and whether ``in=state:...`` is refused, optional or required
+PREDICATES = {"us": ("nation", "no"), "state": ("state", "no"), "county": ("county", "optional"),
+              "place": ("place", "optional"), CBSA: ("cbsa", "no"), "congressional district": ("cd", "optional"),
+              "tract": ("tract", "required"), "zip code tabulation area": ("zcta", "no")}
+#: test metro areas: code -> (2023 name, name before 2023)
+METROS = {
+    "10100": ("Aberdeen, SD Micro Area", "Aberdeen, SD Micro Area"),
+    "12060": ("Atlanta-Sandy Springs-Roswell, GA Metro Area", "Atlanta-Sandy Springs-Alpharetta, GA Metro Area"),
+    "12420": ("Austin-Round Rock-San Marcos, TX Metro Area", "Austin-Round Rock-Georgetown, TX Metro Area"),
+    "16980": ("Chicago-Naperville-Elgin, IL-IN Metro Area", "Chicago-Naperville-Elgin, IL-IN-WI Metro Area"),
+    "31080": ("Los Angeles-Long Beach-Anaheim, CA Metro Area", "Los Angeles-Long Beach-Anaheim, CA Metro Area"),
+    "35620": ("New York-Newark-Jersey City, NY-NJ Metro Area", "New York-Newark-Jersey City, NY-NJ-PA Metro Area"),
+}
+EXTRA_ZCTAS = ("10001", "60601", "78701", "78702", "90001")
+PEOPLE_PER_DISTRICT = 761_000
+PEOPLE_PER_TRACT = 4_000
+
+
+def cbsa_prefix(year: int) -> str:
+    return "310M700US" if year >= 2023 else "310M600US" if year >= 2021 else "310M500US" if year >= 2019 else (
+        "310M400US" if year == 2018 else "310M300US")
+
+
+def congress(year: int) -> tuple[str, str]:
+    """(ordinal, GEO_ID prefix) of the Congress whose districts a release uses."""
+    return ("118th", "5001800US") if year >= 2022 else ("116th", "5001600US")
+
+
+def zcta_prefix(year: int) -> str:
+    return "860Z200US" if year >= 2020 else "8600000US"
+
+
+def vintage_label_text(text: str, year: int) -> str:
+    """A 2023 label or concept as the ``year`` release words it (see the module docstring)."""
+    text = re.sub(r"(?i)(\bin )2023( inflation-adjusted)", lambda m: f"{m.group(1)}{year}{m.group(2)}", text)
+    if year <= 2018:
+        text = "!!".join(part.rstrip(":") for part in text.split("!!")).replace("Worked from home", "Worked at home")
+    return text
 
 MAX_GET = 50
 #: controlled totals: the API publishes their margin as -555555555 ("*****")
@@ -94,9 +163,21 @@ class Fault:
 class Place:
     geo_id: str
     level: str
-    state: str
+    state: str | None
     county: str | None
     name: str
+    code: str | None = None  # the level's own code: place, district, tract, metro area, ZCTA
+
+    def columns(self) -> list[str]:
+        """The geography columns the API appends for this place (:data:`GEO_COLUMNS`)."""
+        if self.level == "nation":
+            return ["1"]
+        own = {"state": [], "county": [self.county], "tract": [self.county, self.code]}.get(self.level, [self.code])
+        head = [self.state] if self.state is not None else []
+        return [str(v) for v in head + own]
+
+    def sort_key(self) -> tuple:
+        return tuple(self.columns())
 
 
 @dataclass
@@ -157,15 +238,82 @@ class FakeData:
             for r in csv.DictReader(fh):
                 year = int(r["vintage"][-4:])
                 self.shipped[(year, r["variable_code"])][r["geo_id"]] = (r["estimate"], r["margin_error"] or None)
+        state_names = {p.state: p.name for p in self.places.values() if p.level == "state"}
+        self.towns: list[Place] = []  # level 'place', from the shipped places extract
+        places_dir = acs_dir.parent / PLACES_DIR.name
+        if (places_dir / "geography.csv").is_file():
+            with (places_dir / "geography.csv").open(encoding="utf-8", newline="") as fh:
+                for r in csv.DictReader(fh):
+                    self.towns.append(Place(r["geo_id"], "place", r["state_fips"], None,
+                                            f"{r['name']}, {state_names[r['state_fips']]}", r["fips"][2:]))
+            with io.TextIOWrapper(gzip.open(places_dir / "estimates.csv.gz", "rb"), encoding="utf-8",
+                                  newline="") as fh:
+                for r in csv.DictReader(fh):
+                    year = int(r["vintage"][-4:])
+                    self.shipped[(year, r["variable_code"])][r["geo_id"]] = (r["estimate"], r["margin_error"] or None)
         self.population = {g: float(v[0]) for g, v in self.shipped[(2023, "B01003_001E")].items()}
+        self._levels: dict[tuple[str, int], list[Place]] = {}
         self._cache: dict[tuple[int, str, str], tuple[bool, dict[str, dict[str, tuple[str, str]]]]] = {}
         self._lock = threading.RLock()  # re-entrant: a state table is built from its county table
 
     # -------------------------------------------------------------- places
-    def level_places(self, level: str) -> list[Place]:
-        out = [p for p in self.places.values() if p.level == level] + [p for p in self.extra.values()
-                                                                         if p.level == level]
-        return sorted(out, key=lambda p: (p.state, p.county or ""))
+    def level_places(self, level: str, year: int = 2023) -> list[Place]:
+        """Every place of ``level`` in the ``year`` release, sorted by geography code (as the API sorts them)."""
+        with self._lock:
+            key = (level, year)
+            if key not in self._levels:
+                self._levels[key] = sorted(self._generate(level, year), key=Place.sort_key)
+            base = self._levels[key]
+        extra = [p for p in self.extra.values() if p.level == level]
+        return sorted(base + extra, key=Place.sort_key) if extra else base
+
+    def _generate(self, level: str, year: int) -> list[Place]:
+        states = [p for p in self.places.values() if p.level == "state"]
+        counties = [p for p in self.places.values() if p.level == "county"]
+        if level in ("state", "county"):
+            return [p for p in self.places.values() if p.level == level]
+        if level == "nation":
+            return [Place("0100000US", "nation", None, None, "United States")]
+        if level == "place":
+            return list(self.towns)
+        if level == "cbsa":
+            return [Place(cbsa_prefix(year) + code, "cbsa", None, None, names[0] if year >= 2023 else names[1], code)
+                    for code, names in METROS.items()]
+        if level == "zcta":
+            codes = sorted({c.geo_id[-5:] for c in counties} | set(EXTRA_ZCTAS))
+            return [Place(zcta_prefix(year) + code, "zcta", None, None, f"ZCTA5 {code}", code) for code in codes]
+        if level == "cd":
+            ordinal, prefix = congress(year)
+            out = []
+            for s in states:
+                pop = self.population.get(s.geo_id, 0.0)
+                if s.state in ("11", "72"):
+                    kind = "Delegate" if s.state == "11" else "Resident Commissioner"
+                    out.append(Place(f"{prefix}{s.state}98", "cd", s.state, None,
+                                     f"{kind} District (at Large) ({ordinal} Congress), {s.name}", "98"))
+                    continue
+                n = max(1, round(pop / PEOPLE_PER_DISTRICT))
+                if n == 1:
+                    out.append(Place(f"{prefix}{s.state}00", "cd", s.state, None,
+                                     f"Congressional District (at Large) ({ordinal} Congress), {s.name}", "00"))
+                    continue
+                out += [Place(f"{prefix}{s.state}{d:02d}", "cd", s.state, None,
+                              f"Congressional District {d} ({ordinal} Congress), {s.name}", f"{d:02d}")
+                        for d in range(1, n + 1)]
+            return out
+        if level == "tract":
+            sep = "; " if year >= 2023 else ", "
+            out = []
+            state_names = {s.state: s.name for s in states}
+            for c in counties:
+                n = max(1, round(self.population.get(c.geo_id, 0.0) / PEOPLE_PER_TRACT))
+                county_name = c.name.rsplit(", ", 1)[0]
+                for i in range(1, n + 1):
+                    code = f"{i:04d}00"
+                    out.append(Place(f"1400000US{c.state}{c.county}{code}", "tract", c.state, c.county,
+                                     sep.join((f"Census Tract {i}", county_name, state_names[c.state])), code))
+            return out
+        raise ValueError(level)
 
     # -------------------------------------------------------------- values
     def table_values(self, year: int, table_id: str, level: str) -> tuple[bool, dict[str, dict[str, tuple[str, str]]]]:
@@ -179,7 +327,7 @@ class FakeData:
     def _build(self, year: int, table_id: str, level: str):
         table = self.tables[table_id]
         codes = [c for c, _ in table.lines]
-        places = self.level_places(level)
+        places = self.level_places(level, year)
         real = all(
             sum(1 for p in places if p.geo_id in self.shipped.get((year, c), {})) >= 0.9 * len(places)
             for c in codes
@@ -201,9 +349,11 @@ class FakeData:
                 else:
                     out[p.geo_id] = self._synthetic_place(year, table, p, {})
             return True, out
-        counties = self.table_values(year, table_id, "county")[1] if level == "state" else {}
+        # states are the sums of their counties, the nation the sum of the 50 states and DC
+        child = {"state": "county", "nation": "state"}.get(level)
+        parts = self.table_values(year, table_id, child)[1] if child else {}
         for p in places:
-            out[p.geo_id] = self._synthetic_place(year, table, p, counties)
+            out[p.geo_id] = self._synthetic_place(year, table, p, parts)
         return False, out
 
     @staticmethod
@@ -226,16 +376,21 @@ class FakeData:
     def _synthetic_place(self, year: int, table: _Table, place: Place, counties: dict) -> dict[str, tuple[str, str]]:
         rng = _rng(year, table.table_id, place.geo_id)
         pop = self.population.get(place.geo_id)
-        if pop is None:  # an added place: make one up
-            pop = float(rng.randint(2_000, 200_000))
+        if pop is None:  # a generated or added place: make one up, of a size that fits its level
+            low, high = {"tract": (1_200, 8_000), "cd": (700_000, 800_000), "cbsa": (40_000, 5_000_000),
+                         "zcta": (0, 60_000)}.get(place.level, (2_000, 200_000))
+            pop = float(rng.randint(low, high))
         pop *= 1 - 0.004 * (2023 - year)  # another vintage, other numbers
         share = next((s for word, s in _UNIVERSE_SHARE if word in table.universe.lower()), 1.0)
         kinds, parents, children = self._structure(table)
         values: dict[str, float | None] = {}
-        # state counts are the sums of their counties (so states and counties agree, as in the real data)
+        # state counts are the sums of their counties (so states and counties agree, as in the real data), the
+        # nation's the sums of the 50 states and DC
         if place.level == "state" and counties:
             members = [g for g, p in ((g, self.places.get(g) or self.extra.get(g)) for g in counties)
                        if p and p.state == place.state]
+        elif place.level == "nation" and counties:
+            members = [g for g in counties if not g.endswith("US72")]
         else:
             members = []
         for code, _label in table.lines:
@@ -275,7 +430,10 @@ class FakeData:
                 out[code] = ("-666666666", "-222222222")
                 continue
             text = f"{v:.1f}" if kind == "age" else f"{v:.4f}" if kind == "index" else str(int(v))
-            out[code] = (text, self._synthetic_margin(rng, kind, text))
+            margin = self._synthetic_margin(rng, kind, text)
+            if code in CONTROLLED and place.level in ("nation", "state", "county"):
+                margin = "-555555555"  # controlled to the population estimates: no sampling error
+            out[code] = (text, margin)
         return out
 
     @staticmethod
@@ -544,9 +702,10 @@ class _Handler(BaseHTTPRequestHandler):
             for code, label in t.lines:
                 base = code[:-1]
                 kind = _kind(label)
+                label = vintage_label_text(label, year)
                 ptype = "float" if kind in ("age", "index") else "int"
-                common = {"concept": t.concept, "group": t.table_id, "limit": 0, "predicateOnly": True,
-                          "universe": t.universe}
+                common = {"concept": vintage_label_text(t.concept, year), "group": t.table_id, "limit": 0,
+                          "predicateOnly": True, "universe": t.universe}
                 rest = label.split("!!", 1)[1] if "!!" in label else label
                 variables[code] = {"label": label, "predicateType": ptype, **common,
                                    "attributes": f"{base}EA,{base}M,{base}MA"}
@@ -602,17 +761,23 @@ class _Handler(BaseHTTPRequestHandler):
             columns.append((item, table.table_id, code))
 
         geo_for, geo_in = params.get("for", ""), params.get("in", "")
-        fm = re.fullmatch(r"(state|county):(\*|[0-9,]+)", geo_for)
+        predicate, _, selected = geo_for.rpartition(":")
+        fm = re.fullmatch(r"\*|[0-9,]+", selected)
         im = re.fullmatch(r"state:(\*|[0-9,]+)", geo_in) if geo_in else None
-        if not fm or (geo_in and (not im or fm.group(1) != "county")):
-            return 400, "error: unknown/unsupported geography heirarchy", False
-        level = fm.group(1)
-        places = data.level_places(level)
-        wanted = None if fm.group(2) == "*" else set(fm.group(2).split(","))
+        level, in_state = PREDICATES.get(predicate, (None, None))
+        heirarchy = (400, "error: unknown/unsupported geography heirarchy", False)
+        if level is None or not fm or (geo_in and not im):
+            return heirarchy
+        if (in_state == "no" and geo_in) or (in_state == "required" and (not im or im.group(1) == "*")):
+            return heirarchy
+        if level == "nation" and selected not in ("1", "*"):
+            return heirarchy
+        places = data.level_places(level, year)
+        wanted = None if selected == "*" or level == "nation" else set(selected.split(","))
         states = None if not im or im.group(1) == "*" else set(im.group(1).split(","))
         places = [
             p for p in places
-            if (wanted is None or (p.county if level == "county" else p.state) in wanted)
+            if (wanted is None or (p.columns()[-1] if level != "state" else p.state) in wanted)
             and (states is None or p.state in states)
         ]
         if not places:
@@ -620,8 +785,8 @@ class _Handler(BaseHTTPRequestHandler):
 
         tables = {t for _, t, _ in columns if t}
         synthetic = any(not fake.is_real(year, t, level) for t in tables)
-        served = {t: fake.values(year, t, level) for t in tables}
-        header = [c[0] for c in columns] + (["state"] if level == "state" else ["state", "county"])
+        served = {t: fake.data.table_values(year, t, level)[1] for t in tables}
+        header = [c[0] for c in columns] + list(GEO_COLUMNS[level])
         rows = [header]
         for p in places:
             row: list = []
@@ -631,7 +796,7 @@ class _Handler(BaseHTTPRequestHandler):
                 elif name == "GEO_ID":
                     row.append(p.geo_id)
                 else:
-                    est, moe = served[table_id][p.geo_id][code]
+                    est, moe = fake._cell(year, code, p.geo_id, served[table_id][p.geo_id][code])
                     suffix = name.split("_", 1)[1][3:]
                     if suffix == "E":
                         row.append(est)
@@ -641,7 +806,7 @@ class _Handler(BaseHTTPRequestHandler):
                         row.append(E_ANNOTATION.get(est))
                     else:
                         row.append(M_ANNOTATION.get(moe))
-            row += [p.state] if level == "state" else [p.state, p.county]
+            row += p.columns()
             rows.append(row)
         body = "[" + ",\n".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) for r in rows) + "]"
         return 200, body, synthetic

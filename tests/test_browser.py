@@ -6,6 +6,7 @@ visible, and no traceback anywhere.  Timings are measured in benchmarks/bench_ap
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -64,4 +65,107 @@ def test_a_map_is_drawn(page):
 
     answer, _seconds = ask(page, "Median gross rent by county in Arizona")
     expect(answer.locator(CHART_SELECTOR).first).to_be_visible()
+    assert page.locator('[data-testid="stException"]').count() == 0
+
+
+# --- conversations, links and feedback (issue 15) ------------------------------------------------------------------
+
+
+@pytest.fixture
+def empty_library(settings):
+    from sage import db, querylog
+
+    def clear():
+        querylog.ensure_tables(settings)
+        with db.owner(settings) as conn:
+            conn.execute("DELETE FROM sage.verified_answers")
+            conn.execute("DELETE FROM sage.feedback")
+    clear()
+    yield
+    clear()
+
+
+def _new_conversation(page):
+    button = page.get_by_role("button", name="New conversation")
+    if button.count():
+        button.click()
+        page.locator('[data-testid="stChatMessage"]').first.wait_for(state="detached", timeout=30_000)
+
+
+def _open(page, query: str):
+    """Another browser tab (a session of its own) on the app's address plus ``query``."""
+    other = page.context.browser.new_page(viewport={"width": 1440, "height": 1000})
+    other.goto(page.url.split("?")[0] + query)
+    return other
+
+
+def test_a_link_asks_its_question_and_the_card_links_to_itself(page):
+    from urllib.parse import quote_plus
+
+    from playwright.sync_api import expect
+
+    question = "Median household income in Cook County, Illinois"
+    opened = _open(page, "?q=" + quote_plus(question))
+    try:
+        answer = opened.locator('[data-testid="stChatMessage"]').nth(1)
+        metric = answer.locator('[data-testid="stMetric"]').first
+        metric.wait_for(timeout=60_000)
+        expect(opened.locator('[data-testid="stChatMessage"]').first).to_contain_text(question)
+        link = answer.locator('[data-testid="stCode"]').filter(has_text="?q=").first
+        expect(link).to_contain_text("?q=Median+household+income+in+Cook+County%2C+Illinois")
+        link.hover()  # copyable: the code block's copy button
+        expect(link.get_by_role("button", name="Copy to clipboard")).to_be_visible()
+        expect(opened).not_to_have_url(re.compile(r"\?q="))  # asked once: a reload does not ask again
+        again = _open(page, "?" + link.inner_text().strip().split("?", 1)[1])
+        try:
+            second = again.locator('[data-testid="stChatMessage"]').nth(1).locator('[data-testid="stMetric"]').first
+            second.wait_for(timeout=60_000)
+            assert second.inner_text() == metric.inner_text()
+        finally:
+            again.close()
+        assert opened.locator('[data-testid="stException"]').count() == 0
+    finally:
+        opened.close()
+
+
+def test_a_link_with_an_empty_question_says_so(page):
+    from playwright.sync_api import expect
+
+    opened = _open(page, "?q=")
+    try:
+        expect(opened.get_by_text("This link has no question in it", exact=False)).to_be_visible(timeout=60_000)
+        assert opened.locator('[data-testid="stChatMessage"]').count() == 0
+    finally:
+        opened.close()
+
+
+def test_a_follow_up_then_thumbs_up_verifies_and_thumbs_down_takes_a_reason(page, settings, empty_library):
+    from playwright.sync_api import expect
+
+    from sage import feedback, verified
+
+    _new_conversation(page)
+    ask(page, "median household income in Travis County TX")
+    answer, _seconds = ask(page, "and Williamson County?")
+    expect(answer.get_by_text("median household income, Williamson County, TX", exact=False).first).to_be_visible()
+    expect(answer.locator('[data-testid="stMetric"]').first).to_contain_text("$")
+    answer.get_by_role("radio", name="Thumbs up").click()
+    expect(answer.get_by_text("Marked right", exact=False)).to_be_visible(timeout=30_000)
+    [entry] = verified.listing(settings)
+    assert entry.standalone == "median household income, Williamson County, TX"
+
+    served, _seconds = ask(page, "What is the median household income of Williamson County, Texas?")
+    badge = served.get_by_role("img", name="verified icon").locator("xpath=..")  # the badge: its icon and word
+    expect(badge).to_be_visible()
+    expect(badge).to_contain_text("Verified")
+    expect(served.get_by_text("Answered from the verified answers (no planning)", exact=False)).to_be_visible()
+    served.get_by_role("radio", name="Thumbs down").click()
+    reason = served.get_by_label("What is wrong with it?")
+    reason.fill("wanted the family income")
+    reason.press("Enter")
+    served.get_by_role("button", name="Send").click()
+    expect(served.get_by_text("noted for review", exact=False)).to_be_visible(timeout=30_000)
+    [down] = feedback.recent(settings)
+    assert down.reason == "wanted the family income"
+    assert verified.listing(settings, invalid_only=True), "the verified answer a user marked wrong is flagged"
     assert page.locator('[data-testid="stException"]').count() == 0

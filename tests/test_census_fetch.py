@@ -18,7 +18,7 @@ import pytest
 
 from sage import agent, db
 from sage.census import fetch
-from sage.census.api import SPECIAL_VALUES, CensusClient, is_special, parse_value
+from sage.census.api import SPECIAL_VALUES, CensusClient, is_special, parse_margin, parse_value
 from sage.census.catalog_search import search_tables
 from sage.census.setup import run_setup
 from sage.errors import CensusApiError
@@ -28,14 +28,15 @@ from sage.status import loaded_tables
 from .conftest import make_settings
 from .fake_census_api import FakeCensusApi
 
-ACS = PROJECT_ROOT / "data" / "acs"
+DATA = PROJECT_ROOT / "data"
+ACS = DATA / "acs"
 KEY = "fake-key-0123456789"
 #: small delays so retry tests are quick
 FAST = dict(timeout=5.0, attempts=3, backoff=0.01, max_backoff=0.05)
 
 
-def _csv(name: str) -> list[dict]:
-    path = ACS / name
+def _csv(name: str, directory=ACS) -> list[dict]:
+    path = directory / name
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rt", encoding="utf-8", newline="") as fh:
         return list(csv.DictReader(fh))
@@ -97,6 +98,30 @@ def test_every_special_value_is_null(code):
     assert parse_value(str(code)) is None
     assert parse_value(f"{code}.0") is None
     assert is_special(str(code))
+
+
+def test_margins_of_controlled_totals_are_zero_and_uncomputable_ones_null():
+    assert parse_margin("-555555555") == Decimal(0) and parse_margin("-555555555.0") == Decimal(0)
+    assert parse_margin("-222222222") is None and parse_margin("-333333333") is None
+    assert parse_margin("-999999999") is None and parse_margin("-888888888") is None
+    assert parse_margin("1234") == Decimal(1234) and parse_margin(None) is None and parse_margin("*****") is None
+
+
+def test_label_key_ignores_only_what_is_not_a_change():
+    assert fetch.label_key("Estimate!!Total:!!Male:") == fetch.label_key("Estimate!!Total!!Male")
+    assert fetch.label_key("Estimate!!Median household income in the past 12 months (in 2023 inflation-adjusted "
+                           "dollars)") == fetch.label_key("Estimate!!Median household income in the past 12 months "
+                                                          "(in 2018 Inflation-adjusted dollars)")
+    assert fetch.label_key("Estimate!!Total:!!Worked from home") != fetch.label_key("Estimate!!Total!!Worked at home")
+
+
+def test_fetch_command_names_levels_and_states():
+    assert fetch.fetch_command(["B19013"], 2023, geographies=["place"]) == (
+        "python -m sage census fetch --vintage 2023 --tables B19013 --geographies place")
+    assert fetch.fetch_command(["B19013"], 2023, geographies=["state", "county"]) == (
+        "python -m sage census fetch --vintage 2023 --tables B19013")
+    assert fetch.fetch_command(["B19013"], 2018, geographies=["tract"], states=["TX"]) == (
+        "python -m sage census fetch --vintage 2018 --tables B19013 --geographies tract --states TX")
 
 
 def test_ordinary_values_parse():
@@ -173,6 +198,70 @@ def test_fake_group_call_and_limits(fake):
     assert err.value.kind == "unknown_variable" and "B19013_999E" in err.value.message
     with pytest.raises(ValueError):
         c.data(2023, [f"B01001_{i:03d}E" for i in range(1, 52)], "state")
+
+
+ITEMS = ["GEO_ID", "NAME", "B01003_001E", "B01003_001M"]
+
+
+def test_fake_serves_every_level_in_the_api_format(fake):
+    c = client(fake)
+    nation = c.data(2023, ITEMS, "nation")
+    assert nation[0] == ITEMS + ["us"] and [r[:2] + r[-1:] for r in nation[1:]] == [["0100000US", "United States",
+                                                                                      "1"]]
+    assert fake.data_requests()[-1]["params"]["for"] == "us:1"
+
+    ri = c.data(2023, ITEMS, "place", ["44"])
+    assert ri[0] == ITEMS + ["state", "place"] and len(ri) > 2
+    assert all(r[0] == f"1600000US{r[-2]}{r[-1]}" and r[1].endswith(", Rhode Island") for r in ri[1:])
+    assert fake.data_requests()[-1]["params"] == {"get": ",".join(ITEMS), "for": "place:*", "in": "state:44"}
+    every = {r[0]: r for r in c.data(2023, ITEMS, "place")[1:]}  # in=state:* (as the shipped extract was made)
+    assert len(every) == 32325 and every["1600000US4805000"][1:3] == ["Austin city, Texas", "967862"]
+
+    cbsa = c.data(2023, ITEMS, "cbsa")
+    assert cbsa[0][-1] == "metropolitan statistical area/micropolitan statistical area"
+    austin = next(r for r in cbsa[1:] if r[-1] == "12420")
+    assert austin[:2] == ["310M700US12420", "Austin-Round Rock-San Marcos, TX Metro Area"]
+    assert fake.data_requests()[-1]["params"]["for"] == "metropolitan statistical area/micropolitan statistical area:*"
+    assert next(r for r in c.data(2018, ITEMS, "cbsa")[1:] if r[-1] == "12420")[0] == "310M400US12420"
+
+    cd = c.data(2023, ITEMS, "cd", ["48"])
+    assert cd[0][-2:] == ["state", "congressional district"]
+    assert all(r[0] == f"5001800US48{r[-1]}" and r[1].endswith(" (118th Congress), Texas") for r in cd[1:])
+    assert all(r[0].startswith("5001600US48") and "116th" in r[1] for r in c.data(2018, ITEMS, "cd", ["48"])[1:])
+
+    tracts = c.data(2023, ITEMS, "tract", ["48"])
+    assert tracts[0][-3:] == ["state", "county", "tract"]
+    travis = next(r for r in tracts[1:] if r[0] == "1400000US48453001100")
+    assert travis[1] == "Census Tract 11; Travis County; Texas" and travis[-3:] == ["48", "453", "001100"]
+    assert fake.data_requests()[-1]["params"]["in"] == "state:48"
+
+    zcta = {r[0]: r for r in c.data(2023, ITEMS, "zcta")[1:]}
+    assert zcta["860Z200US78701"][1] == "ZCTA5 78701" and zcta["860Z200US78701"][-1] == "78701"
+    assert "8600000US78701" in {r[0] for r in c.data(2019, ITEMS, "zcta")[1:]}
+
+    # a valid geography with no place: 204; an unknown level or hierarchy: the API's 400 (sic "heirarchy")
+    with pytest.raises(CensusApiError) as err:
+        c.data(2023, ITEMS, "place", ["99"])
+    assert err.value.kind == "empty"
+    for params in ({"for": "tract:*", "in": "state:*"}, {"for": "tract:*"}, {"for": "region:*"},
+                   {"for": "zip code tabulation area:*", "in": "state:48"}, {"for": "state:*", "in": "state:48"}):
+        with pytest.raises(CensusApiError) as err:
+            c.request_json("2023/acs/acs5", {"get": "NAME", **params}, what="t", with_key=True)
+        assert err.value.kind == "bad_geography" and "heirarchy" in err.value.message, params
+    with pytest.raises(ValueError):
+        c.data(2023, ITEMS, "tract")  # tracts are asked one state at a time
+    with pytest.raises(ValueError):
+        c.data(2023, ITEMS, "zcta", ["48"])
+
+
+def test_other_vintages_carry_other_labels(fake):
+    c = client(fake)
+    median = {v.code: v.label for v in c.table_meta(2018, "B19013").variables}
+    assert median["B19013_001E"].endswith("(in 2018 inflation-adjusted dollars)")
+    means = {v.code: v.label for v in c.table_meta(2018, "B08301").variables}
+    assert means["B08301_021E"] == "Estimate!!Total!!Worked at home"
+    assert {v.code: v.label for v in c.table_meta(2023, "B08301").variables}["B08301_021E"] == (
+        "Estimate!!Total:!!Worked from home")
 
 
 def test_table_meta_keeps_only_the_table_own_lines(fake):
@@ -329,30 +418,49 @@ def run_fetch(settings, tables, year=2023, **kw):
     return fetch.fetch_tables(settings, tables, year, client=CensusClient.from_settings(settings, **FAST), **kw)
 
 
-def table_rows(settings, table_id) -> dict[tuple[str, str], tuple]:
+def table_rows(settings, table_id, vintage=None, level=None) -> dict[tuple[str, str], tuple]:
+    """The table's rows in public.estimates (the latest period), or of one period in public.estimates_by_vintage;
+    optionally of one geography level."""
+    source = "public.estimates" if vintage is None else "public.estimates_by_vintage"
     with db.owner(settings) as conn:
         rows = conn.execute(
-            """SELECT e.geo_id, e.variable_code, e.estimate, e.margin_error, e.source
-               FROM public.estimates e JOIN public.variables v USING (variable_code) WHERE v.table_id = %s""",
-            (table_id,),
+            f"""SELECT e.geo_id, e.variable_code, e.estimate, e.margin_error, e.source
+               FROM {source} e JOIN public.variables v USING (variable_code) JOIN public.geography g USING (geo_id)
+               WHERE v.table_id = %s AND (%s::text IS NULL OR e.vintage = %s) AND (%s::text IS NULL OR g.level = %s)""",
+            (table_id, vintage, vintage, level, level),
         ).fetchall()
     return {(r[0], r[1]): r[2:] for r in rows}
 
 
 def snapshot(settings) -> dict:
-    """Everything a fetch may touch: census tables (as checksums) and the bookkeeping table."""
+    """Everything a fetch may touch: the census tables and the geography (as checksums) and the bookkeeping."""
     with db.owner(settings) as conn:
         return {
             "estimates": conn.execute(
-                "SELECT count(*), md5(string_agg(geo_id || variable_code || coalesce(estimate::text, '-') || "
-                "coalesce(margin_error::text, '-') || source, ',' ORDER BY geo_id, variable_code)) "
-                "FROM public.estimates"
+                "SELECT count(*), md5(string_agg(geo_id || variable_code || vintage || coalesce(estimate::text, '-') "
+                "|| coalesce(margin_error::text, '-') || source, ',' ORDER BY geo_id, variable_code, vintage)) "
+                "FROM public.estimates_by_vintage"
             ).fetchone(),
             "variables": conn.execute(
                 "SELECT count(*), md5(string_agg(v::text, ',' ORDER BY variable_code)) FROM public.variables v"
             ).fetchone(),
-            "census_tables": conn.execute("SELECT * FROM sage.census_tables ORDER BY table_id").fetchall(),
+            "geography": conn.execute(
+                "SELECT count(*), md5(string_agg(g::text, ',' ORDER BY geo_id)) FROM public.geography g"
+            ).fetchone(),
+            "census_tables": conn.execute("SELECT * FROM sage.census_tables ORDER BY table_id, vintage").fetchall(),
         }
+
+
+def served(fake, year, table_id, levels, states=None) -> dict[tuple[str, str], tuple[str, str]]:
+    """What the fake serves for a table at some levels (in some states): {(geo_id, code): (estimate, margin)}."""
+    out = {}
+    for level in levels:
+        places = {p.geo_id: p for p in fake.data.level_places(level, year)}
+        for geo, cells in fake.values(year, table_id, level).items():
+            if states and places[geo].state is not None and places[geo].state not in states:
+                continue
+            out.update({(geo, code): em for code, em in cells.items()})
+    return out
 
 
 def test_fetch_two_tables_loads_estimates_margins_and_nulls(fs, fake):
@@ -368,8 +476,11 @@ def test_fetch_two_tables_loads_estimates_margins_and_nulls(fs, fake):
     specials_m = sum(is_special(c[1]) for cells in served.values() for c in cells.values())
     t = by_table["B19013"]
     assert (t.states, t.counties, t.variables, t.rows) == (N_STATES, N_COUNTIES, 1, N_STATES + N_COUNTIES)
+    assert t.levels == {"state": N_STATES, "county": N_COUNTIES} and t.geography_added == 0
     assert t.null_estimates == specials_e > 0 and t.null_margins == specials_m
-    assert t.previous_source == "shipped" and t.replaced_rows == len(shipped) and t.replaced_vintage is None
+    # only the shipped 2019-2023 rows were replaced: the shipped 2014-2018 ones stay beside them
+    assert t.previous_source == "shipped" and t.replaced_rows == len(shipped)
+    assert t.vintages == ["2014-2018", "2019-2023"] and t.latest == "2019-2023" and t.labels_changed == []
     rows = table_rows(fs, "B19013")
     assert len(rows) == t.rows
     for key, r in shipped.items():
@@ -403,7 +514,7 @@ def test_fetch_two_tables_loads_estimates_margins_and_nulls(fs, fake):
         ).fetchall()
         book = conn.execute(
             "SELECT table_id, vintage, source, variables, rows FROM sage.census_tables "
-            "WHERE table_id IN ('B19013', 'B25003') ORDER BY 1"
+            "WHERE table_id IN ('B19013', 'B25003') ORDER BY 1, 2"
         ).fetchall()
         negative = conn.execute(
             "SELECT count(*) FROM public.estimates WHERE estimate <= -222222222 OR margin_error < 0"
@@ -411,6 +522,7 @@ def test_fetch_two_tables_loads_estimates_margins_and_nulls(fs, fake):
     catalog = [r for r in _csv("variables_catalog_acs2023_5yr.csv.gz") if r["table_id"] == "B25003"]
     assert variables == [(r["code"], r["label"], r["concept"], "housing", r["universe"], "2019-2023") for r in catalog]
     assert book == [
+        ("B19013", "2014-2018", "shipped", 1, 3210),
         ("B19013", "2019-2023", "census-api:2023/acs/acs5", 1, N_STATES + N_COUNTIES),
         ("B25003", "2019-2023", "census-api:2023/acs/acs5", 3, 3 * (N_STATES + N_COUNTIES)),
     ]
@@ -425,31 +537,56 @@ def test_refetch_is_idempotent(fs):
     assert before["estimates"] == after["estimates"] and before["variables"] == after["variables"]
     assert [r[:5] for r in before["census_tables"]] == [r[:5] for r in after["census_tables"]]
     t = report.tables[0]
-    assert t.replaced_vintage is None and t.replaced_rows == t.rows
+    assert t.replaced_rows == t.rows
     assert t.previous_source == "census-api:2023/acs/acs5"
 
 
-def test_other_vintage_replaces_the_table_and_says_so(fs, fake):
+def test_an_earlier_period_is_loaded_beside_the_latest(fs, fake):
     run_fetch(fs, ["B25003"], 2023)
-    report = run_fetch(fs, ["B25003"], 2022)
+    latest = table_rows(fs, "B25003")
+    report = run_fetch(fs, ["B25003"], 2018)
     t = report.tables[0]
-    assert t.replaced_vintage == "2019-2023" and t.vintage == "2018-2022"
-    assert "replaced the 2019-2023 vintage" in report.summary()
-    rows = table_rows(fs, "B25003")
-    served = {**fake.values(2022, "B25003", "county"), **fake.values(2022, "B25003", "state")}
-    assert {k: v[0] for k, v in rows.items()} == {
-        (geo, code): Decimal(e) for geo, cells in served.items() for code, (e, _) in cells.items()
-    }
-    assert {v[2] for v in rows.values()} == {"census-api:2022/acs/acs5"}
+    assert t.vintage == "2014-2018" and t.latest == "2019-2023" and {"2014-2018", "2019-2023"} <= set(t.vintages)
+    assert t.replaced_rows == 0 and t.labels_changed == []  # 2018's labels differ only by colons
+    assert "periods loaded: " in report.summary()
+    # the latest period is untouched and still what public.estimates shows
+    assert table_rows(fs, "B25003") == latest
+    earlier = table_rows(fs, "B25003", "2014-2018")
+    assert {k: (v[0], v[1]) for k, v in earlier.items()} == {
+        k: (Decimal(e), Decimal(m)) for k, (e, m) in served(fake, 2018, "B25003", ("state", "county")).items()}
+    assert {v[2] for v in earlier.values()} == {"census-api:2018/acs/acs5"}
     with db.owner(fs) as conn:
-        assert conn.execute(
-            "SELECT DISTINCT vintage FROM public.variables WHERE table_id = 'B25003'"
-        ).fetchall() == [("2018-2022",)]
-        assert conn.execute(
-            "SELECT vintage, source FROM sage.census_tables WHERE table_id = 'B25003'"
-        ).fetchone() == ("2018-2022", "census-api:2022/acs/acs5")
-    back = run_fetch(fs, ["B25003"], 2023).tables[0]
-    assert back.replaced_vintage == "2018-2022"
+        variables = conn.execute(
+            "SELECT variable_code, label, vintage, vintages, label_changed, earlier_label FROM public.variables "
+            "WHERE table_id = 'B25003' ORDER BY 1").fetchall()
+        book = conn.execute("SELECT vintage, source FROM sage.census_tables WHERE table_id = 'B25003' "
+                            "AND vintage IN ('2014-2018', '2019-2023') ORDER BY 1").fetchall()
+    catalog = {r["code"]: r["label"] for r in _csv("variables_catalog_acs2023_5yr.csv.gz") if r["table_id"] == "B25003"}
+    for code, label, vintage, vintages, changed, earlier_label in variables:
+        assert (label, vintage, changed, earlier_label) == (catalog[code], "2019-2023", False, None)
+        assert vintages[-1] == "2019-2023" and "2014-2018" in vintages
+    assert book == [("2014-2018", "census-api:2018/acs/acs5"), ("2019-2023", "census-api:2023/acs/acs5")]
+    # fetching that period again replaces only its own rows
+    before = snapshot(fs)
+    again = run_fetch(fs, ["B25003"], 2018).tables[0]
+    assert again.replaced_rows == again.rows == len(earlier)
+    after = snapshot(fs)
+    assert after["estimates"] == before["estimates"] and after["variables"] == before["variables"]
+
+
+def test_a_label_that_changed_between_periods_is_flagged(fs):
+    run_fetch(fs, ["B08301"], 2023)
+    report = run_fetch(fs, ["B08301"], 2018)
+    assert report.tables[0].labels_changed == ["B08301_021E"]
+    assert "label changed between periods: B08301_021E" in report.summary()
+    income = run_fetch(fs, ["B19013"], 2018)  # "in 2018 inflation-adjusted dollars": every period names its own
+    assert income.tables[0].labels_changed == []
+    with db.owner(fs) as conn:
+        flagged = conn.execute(
+            "SELECT variable_code, label, earlier_label, vintages FROM public.variables "
+            "WHERE label_changed ORDER BY 1").fetchall()
+    assert flagged == [("B08301_021E", "Estimate!!Total:!!Worked from home", "Estimate!!Total!!Worked at home",
+                        ["2014-2018", "2019-2023"])]
 
 
 def test_failure_mid_fetch_leaves_the_database_unchanged(fs, fake):
@@ -495,13 +632,14 @@ def test_special_values_become_nulls_never_numbers(fs, fake):
     fake.override(2023, "B25003_003E", counties[-1], margin="-555555555")
     report = run_fetch(fs, ["B25003"], 2023)
     t = report.tables[0]
-    assert t.null_estimates == len(SPECIAL_VALUES) and t.null_margins == len(SPECIAL_VALUES) + 1
+    # every special value is a NULL estimate; as a margin, -555555555 (a controlled total) is 0, the others NULL
+    assert t.null_estimates == len(SPECIAL_VALUES) and t.null_margins == len(SPECIAL_VALUES) - 1
     assert t.special_values == 2 * len(SPECIAL_VALUES) + 1
     rows = table_rows(fs, "B25003")
-    for geo in counties[: len(SPECIAL_VALUES)]:
-        assert rows[(geo, "B25003_002E")][:2] == (None, None)
+    for geo, code in zip(counties, sorted(SPECIAL_VALUES), strict=False):
+        assert rows[(geo, "B25003_002E")][:2] == (None, Decimal(0) if code == -555555555 else None)
         assert rows[(geo, "B25003_001E")][0] is not None
-    assert rows[(counties[-1], "B25003_003E")][1] is None and rows[(counties[-1], "B25003_003E")][0] is not None
+    assert rows[(counties[-1], "B25003_003E")][1] == 0 and rows[(counties[-1], "B25003_003E")][0] is not None
 
 
 def test_places_outside_the_shipped_geography_are_skipped_and_counted(fs, fake):
@@ -510,17 +648,19 @@ def test_places_outside_the_shipped_geography_are_skipped_and_counted(fs, fake):
     t = report.tables[0]
     assert t.skipped_places == 1 and t.skipped_geo_ids == [old_ct]
     assert (t.states, t.counties) == (0, N_COUNTIES)
-    assert "skipped 1 places not in the 2023 geography" in report.summary()
-    rows = table_rows(fs, "B25003")
+    assert "skipped 1 places not in this database's geography" in report.summary()
+    rows = table_rows(fs, "B25003", "2017-2021")
     assert not any(geo == old_ct for geo, _ in rows) and not any(geo.startswith("0400000US") for geo, _ in rows)
+    assert len(rows) == 3 * N_COUNTIES
     run_fetch(fs, ["B25003"], 2023)  # back to both levels
 
 
 def test_invalid_arguments_fail_before_any_request(fs, fake):
-    for tables, year, geos in ((["B25003"], 2008, ("state",)), (["B25003"], 2023, ("tract",)),
-                               (["nonsense"], 2023, ("state",))):
+    for tables, year, geos, states in ((["B25003"], 2008, ("state",), None), (["B25003"], 2023, ("parish",), None),
+                                       (["nonsense"], 2023, ("state",), None), (["B25003"], 2023, ("tract",), ["XX"]),
+                                       (["B25003"], 2023, ("zcta", "cbsa"), ["TX"])):
         with pytest.raises(CensusApiError) as err:
-            run_fetch(fs, tables, year, geographies=geos)
+            run_fetch(fs, tables, year, geographies=geos, states=states)
         assert err.value.kind == "invalid_argument"
     assert fake.log == []
 
@@ -541,14 +681,16 @@ def test_setup_again_keeps_fetched_tables(fs):
 
 def test_loaded_tables_lists_shipped_and_fetched(fs):
     run_fetch(fs, ["B25003"], 2023)
-    tables = {t["table_id"]: t for t in loaded_tables(fs)}
-    assert tables["B25003"]["source"] == "census-api:2023/acs/acs5"
-    assert tables["B25003"]["rows"] == len(table_rows(fs, "B25003"))
-    assert tables["B25003"]["variables"] == 3 and tables["B25003"]["vintage"] == "2019-2023"
+    tables = {(t["table_id"], t["vintage"]): t for t in loaded_tables(fs)}
+    b25003 = tables[("B25003", "2019-2023")]
+    assert b25003["source"] == "census-api:2023/acs/acs5"
+    assert b25003["rows"] == len(table_rows(fs, "B25003", "2019-2023"))
+    assert b25003["variables"] == 3
     fetched = {t for t, v in tables.items() if v["source"].startswith("census-api:")}
-    shipped_tables = {r["table_id"] for r in _csv("variables.csv")} - fetched
-    assert {t for t, v in tables.items() if v["source"] == "shipped"} == shipped_tables
-    assert set(tables["B25003"]) >= {"table_id", "vintage", "variables", "rows", "source"}
+    shipped = {(r["table_id"], r["vintage"]) for r in _csv("variables.csv")} | {
+        (r["variable_code"].split("_")[0], r["vintage"]) for r in _csv("estimates.csv.gz", DATA / "acs-2014-2018")}
+    assert {t for t, v in tables.items() if v["source"] == "shipped"} == shipped - fetched
+    assert set(b25003) >= {"table_id", "vintage", "variables", "rows", "source"}
 
 
 def test_index_and_semantic_layer_pick_up_new_variables(fs):
@@ -577,3 +719,142 @@ def test_offline_planner_answers_about_a_fetched_table(fs):
     assert "B25003_003E" in answer.sql
     assert any(Decimal(str(v)) == expected for row in answer.result.rows for v in row
                if isinstance(v, (int, float, Decimal)))
+
+
+# ------------------------------------------------------------------------------------------------ every level
+
+NEW_LEVELS = ("nation", "place", "cbsa", "cd", "tract", "zcta")
+SMALL = ["RI", "DE"]  # two small states keep the per-state levels quick
+SMALL_FIPS = {"44", "10"}
+
+
+def test_fetch_every_level(fs, fake):
+    before = {lv: n for lv, n in _levels(fs).items()}
+    report = run_fetch(fs, ["B25003"], 2023, geographies=NEW_LEVELS, states=SMALL)
+    t = report.tables[0]
+    expected = {level: [p for p in fake.data.level_places(level, 2023)
+                        if p.state is None or level not in ("place", "cd", "tract") or p.state in SMALL_FIPS]
+                for level in NEW_LEVELS}
+    assert t.levels == {level: len(places) for level, places in expected.items()}
+    assert t.rows == 3 * sum(t.levels.values()) and t.skipped_places == 0
+    # the nation and the places are shipped; metro areas, districts, tracts and ZCTAs are added from GEO_ID and NAME
+    added = sum(len(expected[lv]) for lv in ("cbsa", "cd", "tract", "zcta"))
+    assert t.geography_added == added and "added" in report.summary()
+    assert report.states == ["DE", "RI"] and report.geographies == NEW_LEVELS
+    after = _levels(fs)
+    for level in ("cbsa", "cd", "tract", "zcta"):
+        assert after[level] - before.get(level, 0) == len(expected[level])
+    assert after["place"] == before["place"] and after["nation"] == 1
+
+    # every value as served, keyed by the API's GEO_ID, at every level; public.estimates shows them
+    want = served(fake, 2023, "B25003", NEW_LEVELS, SMALL_FIPS)
+    for level in NEW_LEVELS:
+        rows = table_rows(fs, "B25003", "2019-2023", level)
+        wanted = {k: v for k, v in want.items() if k[0] in {p.geo_id for p in expected[level]}}
+        assert {k: (v[0], v[1]) for k, v in rows.items()} == {
+            k: (Decimal(e), Decimal(m)) for k, (e, m) in wanted.items()}, level
+        assert table_rows(fs, "B25003", level=level) == rows
+
+    with db.owner(fs) as conn:
+        geo = {r[0]: r[1:] for r in conn.execute(
+            "SELECT geo_id, level, name, state_abbr, county_fips, county_name, place_name FROM public.geography "
+            "WHERE level IN ('cbsa', 'cd', 'tract', 'zcta')")}
+    tract = next(p for p in expected["tract"] if p.state == "44")
+    assert geo[tract.geo_id] == ("tract", tract.name, "RI", tract.county,
+                                 fake.data.places[f"0500000US44{tract.county}"].name.split(",")[0], None)
+    assert geo["310M700US12420"] == ("cbsa", "Austin-Round Rock-San Marcos, TX Metro Area", None, None, None, None)
+    assert geo["860Z200US78701"] == ("zcta", "ZCTA5 78701", None, None, None, None)
+    district = next(p for p in expected["cd"] if p.state == "10")
+    assert geo[district.geo_id][:3] == ("cd", district.name, "DE")
+
+    # the requests: GEO_ID and NAME asked; tracts, places and districts one state at a time
+    requests = fake.data_requests()
+    assert all(r["params"]["get"].startswith("GEO_ID,NAME,") for r in requests)
+    by_for = {}
+    for r in requests:
+        by_for.setdefault(r["params"]["for"], set()).add(r["params"].get("in"))
+    assert by_for["tract:*"] == by_for["place:*"] == by_for["congressional district:*"] == {"state:10", "state:44"}
+    assert by_for["us:1"] == by_for["zip code tabulation area:*"] == {None}
+    assert by_for["metropolitan statistical area/micropolitan statistical area:*"] == {None}
+
+    # again: idempotent, nothing added
+    snap = snapshot(fs)
+    again = run_fetch(fs, ["B25003"], 2023, geographies=NEW_LEVELS, states=SMALL).tables[0]
+    assert again.geography_added == 0 and again.replaced_rows == again.rows == t.rows
+    assert snapshot(fs)["estimates"] == snap["estimates"] and snapshot(fs)["geography"] == snap["geography"]
+
+
+def _levels(settings) -> dict[str, int]:
+    with db.owner(settings) as conn:
+        return dict(conn.execute("SELECT level, count(*) FROM public.geography GROUP BY 1").fetchall())
+
+
+def test_states_limit_what_a_fetch_replaces(fs, fake):
+    run_fetch(fs, ["B25003"], 2023, geographies=("tract",), states=SMALL)
+    delaware = {k: v for k, v in table_rows(fs, "B25003", "2019-2023", "tract").items() if k[0][9:11] == "10"}
+    fake.override(2023, "B25003_001E", next(p.geo_id for p in fake.data.level_places("tract") if p.state == "44"),
+                  estimate="12345")
+    t = run_fetch(fs, ["B25003"], 2023, geographies=("tract",), states=["RI"]).tables[0]
+    rows = table_rows(fs, "B25003", "2019-2023", "tract")
+    assert t.replaced_rows == t.rows == 3 * sum(1 for p in fake.data.level_places("tract") if p.state == "44")
+    assert {k: v for k, v in rows.items() if k[0][9:11] == "10"} == delaware  # Delaware's tracts untouched
+    assert Decimal(12345) in {v[0] for k, v in rows.items() if k[1] == "B25003_001E"}
+
+
+def test_an_earlier_period_joins_the_places_of_the_newest_geography(fs, fake):
+    run_fetch(fs, ["B25003"], 2023, geographies=("tract", "cd"), states=["RI"])
+    tracts = run_fetch(fs, ["B25003"], 2018, geographies=("tract",), states=["RI"]).tables[0]
+    ri_tracts = [p for p in fake.data.level_places("tract", 2018) if p.state == "44"]
+    assert tracts.levels == {"tract": len(ri_tracts)} and tracts.geography_added == 0  # the same tract GEO_IDs
+    assert len(table_rows(fs, "B25003", "2014-2018", "tract")) == 3 * len(ri_tracts)
+    # districts of the 116th Congress are another delineation (5001600US...): nothing joins, nothing is added
+    before = snapshot(fs)
+    with pytest.raises(fetch.FetchError) as err:
+        run_fetch(fs, ["B25003"], 2018, geographies=("cd",), states=["RI"])
+    assert err.value.kind == "empty" and "newest period" in err.value.message
+    assert snapshot(fs) == before
+
+
+def test_a_newer_period_becomes_the_latest_and_names_the_levels_it_lacks(fs, fake):
+    run_fetch(fs, ["B25003"], 2023)
+    fake.years.add(2024)
+    try:
+        report = run_fetch(fs, ["B25003"], 2024, geographies=("tract",), states=["RI"])
+        t = report.tables[0]
+        assert t.latest == "2020-2024" and t.vintages[-1] == "2020-2024"
+        assert any("no 2020-2024 rows for the county level" in n for n in t.not_in_view), t.not_in_view
+        assert "public.estimates (the latest period) shows none of its places" in report.summary()
+        shown = table_rows(fs, "B25003")
+        assert shown and all(k[0].startswith("1400000US44") for k in shown)
+        assert len(table_rows(fs, "B25003", "2019-2023", "county")) == 3 * N_COUNTIES  # kept, side by side
+    finally:  # back to 2019-2023 as the latest, for the tests after this one
+        fake.years.discard(2024)
+        with db.owner(fs) as conn, conn.transaction():
+            conn.execute("DELETE FROM public.estimates_by_vintage WHERE vintage = '2020-2024'")
+            conn.execute("DELETE FROM sage.census_tables WHERE vintage = '2020-2024'")
+            from sage.census.loader import refresh_vintages
+            refresh_vintages(conn.cursor(), [f"B25003_00{i}E" for i in (1, 2, 3)])
+    assert len(table_rows(fs, "B25003", level="state")) == 3 * N_STATES
+
+
+def test_a_failed_fetch_of_several_levels_leaves_the_database_unchanged(fs, fake):
+    before = snapshot(fs)
+    # metro areas and the first state's tracts download fine, Rhode Island's tracts fail
+    fake.fail("status", times=100, status=500, match="in=state:44")
+    with pytest.raises(fetch.FetchError) as err:
+        run_fetch(fs, ["B25002"], 2023, geographies=("cbsa", "zcta", "tract"), states=SMALL)
+    assert err.value.kind == "unavailable" and "database is unchanged" in err.value.message
+    assert any("in" in r["params"] and r["status"] == 200 for r in fake.data_requests())
+    assert snapshot(fs) == before
+
+
+def test_status_counts_every_period(fs):
+    from sage.status import status
+
+    info = status(fs).to_dict()
+    with db.owner(fs) as conn:
+        by_vintage = dict(conn.execute(
+            "SELECT vintage, count(*) FROM public.estimates_by_vintage GROUP BY 1").fetchall())
+    assert info["tables"]["public.estimates_by_vintage"] == sum(by_vintage.values())
+    assert {d["vintage"]: d["estimates"] for d in info["vintage_detail"]} == by_vintage
+    assert info["vintages"] == sorted(by_vintage, reverse=True)

@@ -99,7 +99,8 @@ def test_an_unknown_hint_becomes_table_and_a_decline_is_kept(fake):
 
 def test_the_plan_model_is_lenient_where_harmless():
     m = PlanModel.model_validate_json('{"sql": " SELECT 1 ;; ", "assumptions": " one "}')
-    assert (m.sql, m.assumptions, m.display_hint) == ("SELECT 1", ["one"], "table")
+    assert (m.sql, m.assumptions, m.display_hint, m.standalone) == ("SELECT 1", ["one"], "table", "")
+    assert PlanModel.model_validate({"sql": "", "standalone": " a\n b "}).standalone == "a b"
     m = PlanModel.model_validate({"sql": "", "assumptions": [" a ", "", 3], "display_hint": "map"})
     assert (m.sql, m.assumptions, m.display_hint) == ("", ["a", "3"], "map")
     assert PlanModel.model_validate({"sql": "x", "assumptions": [], "displayHint": "pie"}).display_hint == "table"
@@ -119,7 +120,7 @@ def test_the_schema_is_already_in_the_sdks_strict_form():
     from anthropic import transform_schema
 
     assert transform_schema(PLAN_SCHEMA) == PLAN_SCHEMA
-    assert PLAN_SCHEMA["required"] == ["sql", "assumptions", "displayHint"]
+    assert PLAN_SCHEMA["required"] == ["standalone", "sql", "assumptions", "displayHint"]
 
 
 def test_request_carries_prefix_context_question_and_no_secrets(fake):

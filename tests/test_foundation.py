@@ -332,9 +332,41 @@ def test_reader_cannot_turn_off_read_only_for_later_transactions(settings):
 
 @pytest.fixture
 def broken_acs(tmp_path):
-    d = tmp_path / "acs"
-    shutil.copytree(ACS, d)
-    return d
+    """A copy of every shipped data set (to break one of them); returns its acs/ directory."""
+    for name in ("acs", "acs-places", "acs-2014-2018", "cpi"):
+        shutil.copytree(DATA / name, tmp_path / name)
+    return tmp_path / "acs"
+
+
+def _rewrite(path, change) -> None:
+    with gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz" else open(path, encoding="utf-8") as fh:
+        lines = fh.read().splitlines()
+    change(lines)
+    with gzip.open(path, "wt", encoding="utf-8") if path.suffix == ".gz" else open(path, "w", encoding="utf-8") as fh:
+        fh.write("\n".join(lines) + "\n")
+
+
+@pytest.mark.parametrize("where, change, message", [
+    ("acs-places/geography.csv", lambda lines: lines.__setitem__(5, lines[5].replace(",AL,Alabama", ",AL,Alabamaa")),
+     r"acs-places/geography.csv line 6: state"),
+    ("acs-places/estimates.csv.gz", lambda lines: lines.__setitem__(7, lines[7].replace("2019-2023", "2014-2018")),
+     r"acs-places/estimates.csv.gz line 8: vintage '2014-2018' differs"),
+    ("acs-2014-2018/estimates.csv.gz", lambda lines: lines.__setitem__(3, lines[3].replace("2014-2018", "2019-2023")),
+     r"acs-2014-2018/estimates.csv.gz line 4: vintage '2019-2023' is not earlier"),
+    ("acs-2014-2018/estimates.csv.gz", lambda lines: lines.append("0500000US09001,B01003_001E,1,,2014-2018,x"),
+     r"geo_id '0500000US09001' is not a state or county of acs/geography.csv"),
+])
+def test_a_malformed_places_or_earlier_file_changes_nothing(settings, broken_acs, where, change, message):
+    _rewrite(broken_acs.parent / where, change)
+    with db.owner(settings) as conn:  # make setup want to load every set again
+        conn.execute("UPDATE sage.data_loads SET sha256 = 'changed'")
+    before = _checksums(settings)
+    with pytest.raises(DataError, match=message):
+        run_setup(settings.replace(data_path=broken_acs.parent), build_index=False)
+    assert _checksums(settings) == before
+    run_setup(settings, build_index=False)  # the real files again: records restored, rows unchanged
+    assert {k: v for k, v in _checksums(settings).items() if k in TABLES} == {
+        k: v for k, v in before.items() if k in TABLES}
 
 
 def test_missing_file_is_a_clear_error_and_changes_nothing(settings, broken_acs):

@@ -15,9 +15,11 @@ from sage.census.codes import ACS_VARIABLE
 from sage.planner.base import Attempt
 from sage.planner.prompt import (
     FEW_SHOT_EXAMPLES,
+    FOLLOWUP_EXAMPLES,
     MAX_CHUNK_CHARS,
     SYSTEM_PROMPT,
     build_user_message,
+    format_conversation,
     format_examples,
     format_schema_context,
 )
@@ -25,7 +27,7 @@ from sage.settings import PROJECT_ROOT
 from sage.types import DISPLAY_HINTS, Chunk
 
 SHIPPED = {row["code"] for row in csv.DictReader((PROJECT_ROOT / "data" / "acs" / "variables.csv").open())}
-ANSWERED = [(q, p) for q, p in FEW_SHOT_EXAMPLES if p["sql"]]
+ANSWERED = [(q, p) for q, p in FEW_SHOT_EXAMPLES if p["sql"]] + [(q, p) for _, q, p in FOLLOWUP_EXAMPLES]
 
 
 def _chunk(i: int, object_type: str, ref: str, content: str) -> Chunk:
@@ -59,8 +61,9 @@ def test_examples_cover_every_kind_of_question():
     assert any("LIMIT" in s for s in sqls), "a ranking"
     assert any("state_fips <> '72'" in s for s in sqls), "a US aggregate over the 51 state rows"
     assert any(re.search(r"(>|<)\s*\d", s) for s in sqls), "a threshold"
-    for question, plan in FEW_SHOT_EXAMPLES:
-        assert set(plan) == {"sql", "assumptions", "displayHint"}, question
+    for question, plan in [*FEW_SHOT_EXAMPLES, *((q, p) for _, q, p in FOLLOWUP_EXAMPLES)]:
+        assert set(plan) == {"standalone", "sql", "assumptions", "displayHint"}, question
+        assert plan["standalone"] and plan["standalone"] != question, question
         assert plan["displayHint"] in DISPLAY_HINTS
         assert plan["assumptions"] and all(isinstance(a, str) and a for a in plan["assumptions"]), question
 
@@ -85,7 +88,18 @@ def test_examples_render_as_question_and_json():
     for question, plan in FEW_SHOT_EXAMPLES:
         assert question in text
         assert plan["displayHint"] in text
-    assert text.count("## Example") == len(FEW_SHOT_EXAMPLES)
+    assert text.count("## Example") == len(FEW_SHOT_EXAMPLES) + len(FOLLOWUP_EXAMPLES)
+
+
+def test_the_worked_follow_ups_show_their_earlier_turns_as_a_conversation_does():
+    text = format_examples()
+    assert "# Conversations" in SYSTEM_PROMPT and "standalone" in SYSTEM_PROMPT
+    for turns, question, plan in FOLLOWUP_EXAMPLES:
+        assert format_conversation(turns) in text
+        assert f"Question: {question}" in text and plan["standalone"] in text
+        assert all(t["sql"] in text and t["question"] in text for t in turns)
+    kinds = " ".join(p["sql"] for _, _, p in FOLLOWUP_EXAMPLES)
+    assert "IN (SELECT geo_id FROM prev)" in kinds, "a choice among the previous answer's places"
 
 
 # -- the examples on the real database ------------------------------------------------------------------------------
@@ -108,7 +122,7 @@ def test_example_sql_passes_the_guard_and_returns_rows(settings, question, plan)
     if plan["displayHint"] in ("big", "statrow"):
         assert len(rows) == 1
     if "LIMIT" in plan["sql"]:
-        limit = int(re.search(r"LIMIT (\d+)", plan["sql"]).group(1))
+        limit = int(re.findall(r"LIMIT (\d+)", plan["sql"])[-1])  # the outer query's (a CTE may have its own)
         assert len(rows) == limit
     numeric = [v for v in rows[0] if isinstance(v, (int, float)) or type(v).__name__ == "Decimal"]
     assert numeric, "every answer carries a number"

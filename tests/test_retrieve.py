@@ -225,7 +225,8 @@ def test_index_covers_tables_columns_and_variables_with_estimates(mini, fake):
     embedding = [(done, total) for step, done, total in events if step == "embedding"]
     assert embedding[0] == (0, report.upserted) and embedding[-1] == (report.upserted, report.upserted)
     assert all(isinstance(step, str) for step, _, _ in events)
-    assert report.model == "word-hash" and report.chunks["table"] == 3 and report.chunks["variable"] == 4
+    # geography, variables, estimates_by_vintage and the view estimates
+    assert report.model == "word-hash" and report.chunks["table"] == 4 and report.chunks["variable"] == 4
     with db.owner(mini) as conn:
         refs = {r for (r,) in conn.execute(
             "SELECT object_ref FROM sage.schema_embeddings WHERE object_type = 'variable'")}
@@ -248,7 +249,7 @@ def test_a_changed_comment_reembeds_only_that_chunk(mini, fake):
     try:
         report = index_schema(mini, provider=fake)
         assert report.upserted == 1 and len(fake.seen) == 1
-        assert fake.seen[0].startswith("Column margin_error of table public.estimates")
+        assert fake.seen[0].startswith("Column margin_error of view public.estimates")
         fake.seen.clear()
         with db.owner(mini) as conn:
             conn.execute("COMMENT ON TABLE public.geography IS 'Places (test)'")
@@ -262,8 +263,8 @@ def test_a_changed_comment_reembeds_only_that_chunk(mini, fake):
 
 def test_a_new_variable_is_embedded_alone_and_removed_objects_are_deleted(mini, fake):
     with db.owner(mini) as conn:
-        conn.execute("INSERT INTO public.estimates (geo_id, variable_code, estimate, source) "
-                     "VALUES ('0500000US44007', 'B25064_001E', 1150, 'test')")
+        conn.execute("INSERT INTO public.estimates_by_vintage (geo_id, variable_code, estimate, source, vintage) "
+                     "VALUES ('0500000US44007', 'B25064_001E', 1150, 'test', '2019-2023')")
         conn.execute("CREATE TABLE public.scratch (note text)")
     try:
         report = index_schema(mini, provider=fake)
@@ -272,7 +273,7 @@ def test_a_new_variable_is_embedded_alone_and_removed_objects_are_deleted(mini, 
             "ACS variable B25064_001E", "Table public.scratch (table)", "Column note of table public.scratch (text)"}
     finally:
         with db.owner(mini) as conn:
-            conn.execute("DELETE FROM public.estimates WHERE variable_code = 'B25064_001E'")
+            conn.execute("DELETE FROM public.estimates_by_vintage WHERE variable_code = 'B25064_001E'")
             conn.execute("DROP TABLE public.scratch")
     report = index_schema(mini, provider=fake)
     assert (report.upserted, report.deleted) == (0, 3)

@@ -1,5 +1,7 @@
-"""The answer card (docs/design.md "Answer card"): the chart or numbers, the assumptions, the SQL (editable and
-re-runnable through the same guard), the data with a CSV download, the source and vintage, who answered, timings."""
+"""The answer card (docs/design.md "Answer card"): a follow-up's reading first, the chart or numbers, the
+assumptions, the SQL (editable and re-runnable through the same guard), the data with a CSV download, the source and
+vintage, who answered, timings; a "Verified" badge for an answer from the verified-answer library, thumbs up / down,
+and a link that reproduces the answer."""
 
 from __future__ import annotations
 
@@ -8,12 +10,13 @@ from typing import Any, Literal
 
 import streamlit as st
 
-from sage import agent, charts, guard
+from sage import agent, charts, feedback, guard, links
 from sage.answer import Answer
 from sage.charts import ChartSpec
-from sage.errors import ErrorKind
+from sage.errors import ErrorKind, SageError
 from sage.execute import Result
 from sage.settings import Settings
+from sage.types import READ_AS
 
 from .errors import show_error
 from .text import SOURCE, bullets, md
@@ -28,6 +31,7 @@ def answer_card(turn: Turn, settings: Settings, *, store: str = "turns", slot: A
     """
     answer = turn.answer
     key = f"{store}-{turn.id}"
+    _heading(answer)
     if answer.answered and answer.result is not None:
         _answered(turn, answer, answer.result, key)
     elif answer.declined:
@@ -35,8 +39,8 @@ def answer_card(turn: Turn, settings: Settings, *, store: str = "turns", slot: A
     else:
         if answer.error is not None:
             show_error(answer.error)
-        if answer.assumptions:
-            st.markdown("**Assumptions**\n" + bullets(answer.assumptions))
+        if _rest(answer.assumptions):
+            st.markdown("**Assumptions**\n" + bullets(_rest(answer.assumptions)))
         if answer.sql:  # the guard may have refused it: laid out, not checked
             st.code(guard.pretty(answer.sql), language="sql", wrap_lines=True)
         _attempts(answer)
@@ -44,6 +48,23 @@ def answer_card(turn: Turn, settings: Settings, *, store: str = "turns", slot: A
     if answer.sql or refused:
         _edit_box(turn, settings, key, store, slot)
     _footer(turn, answer)
+    _share_and_rate(turn, settings, key)
+
+
+def _heading(answer: Answer) -> None:
+    """What to know before the answer: the "Verified" badge, how a follow-up was read, a verified answer skipped."""
+    if answer.verified:
+        st.badge("Verified", icon=":material/verified:", color="green")
+    if answer.followup:
+        reading = answer.assumptions[0][len(READ_AS):]
+        st.markdown(f":material/subdirectory_arrow_right: **Read as:** {md(reading)}")
+    for notice in answer.notices:
+        st.caption(md(notice))
+
+
+def _rest(assumptions: list[str]) -> list[str]:
+    """The assumptions below the heading (a follow-up's "Read as" line is shown first, above the answer)."""
+    return assumptions[1:] if assumptions and assumptions[0].startswith(READ_AS) else assumptions
 
 
 def _answered(turn: Turn, answer: Answer, result: Result, key: str) -> None:
@@ -72,8 +93,8 @@ def _answered(turn: Turn, answer: Answer, result: Result, key: str) -> None:
                 icon=":material/content_cut:",
             )
     with right:
-        if answer.assumptions:
-            st.markdown("**Assumptions**\n" + bullets(answer.assumptions))
+        if _rest(answer.assumptions):
+            st.markdown("**Assumptions**\n" + bullets(_rest(answer.assumptions)))
         st.markdown("**SQL**")
         st.code(answer.sql, language="sql", wrap_lines=True)  # the guard's own layout of what ran
     if spec.kind != "table" and result.row_count:
@@ -140,10 +161,14 @@ def _declined(answer: Answer, key: str) -> None:
     if others:
         st.markdown(bullets(others))
     if answer.suggestions:
-        st.markdown("**Try one of these instead:**")
-        for i, suggestion in enumerate(answer.suggestions[:4]):
+        # a name with several readings: the readings, to choose from; otherwise questions the data can answer.
+        # Either way a click asks it as the next turn of the conversation.
+        ambiguous = answer.decline_kind == ErrorKind.AMBIGUOUS
+        st.markdown("**Which one did you mean?**" if ambiguous else "**Try one of these instead:**")
+        shown = answer.suggestions[:8] if ambiguous else answer.suggestions[:4]
+        for i, suggestion in enumerate(shown):
             st.button(md(suggestion), key=f"{key}-suggest-{i}", on_click=ask_later, args=(suggestion,),
-                      icon=":material/arrow_forward:")
+                      icon=":material/radio_button_unchecked:" if ambiguous else ":material/arrow_forward:")
 
 
 def _attempts(answer: Answer) -> None:
@@ -188,6 +213,8 @@ def _footer(turn: Turn, answer: Answer) -> None:
         st.caption(md(" ".join(parts)))
     if answer.planner == "user":
         who = "Ran your edited SQL"
+    elif answer.verified:
+        who = "Answered from the verified answers (no planning)"
     else:
         planner = f"Claude ({answer.model})" if answer.planner == "claude" and answer.model else (
             f"the {answer.planner} planner" if answer.planner else "no planner")
@@ -196,6 +223,81 @@ def _footer(turn: Turn, answer: Answer) -> None:
         who = f"{verb} by {planner}" + (f" · {tries} {'try' if tries == 1 else 'tries'}" if tries else "")
     t = timings(turn)
     st.caption(md(f"{who} · " + " · ".join(f"{name} {t[k]:,.0f} ms" for k, name in TIMING_NAMES if k in t)))
+
+
+def _share_and_rate(turn: Turn, settings: Settings, key: str) -> None:
+    """The link that reproduces the answer and, for an answer, thumbs up / down."""
+    answer = turn.answer
+    rate = answer.answered and answer.id is not None
+    left, right = st.columns([1, 5]) if rate else (None, st.container())
+    if left is not None:
+        with left:
+            _rating(answer, settings, key)
+    if turn.kind == "ask":
+        with right:
+            st.caption("Link to this answer (opening it asks the question again):")
+            st.code(card_link(turn, settings), language=None, wrap_lines=True)
+
+
+def card_link(turn: Turn, settings: Settings) -> str:
+    """The turn's link, made once: the app's address plus :mod:`sage.links`' query."""
+    if turn.link is None:
+        answer = turn.answer
+        questions = links.questions_for(settings, question=turn.question, standalone=answer.standalone,
+                                        followup=answer.followup, planner=answer.planner, frame=answer.frame,
+                                        earlier=turn.earlier)
+        turn.link = app_url() + links.query_string(questions, links.link_planner(settings, answer.planner))
+    return turn.link
+
+
+def app_url() -> str:
+    """The app's address as the browser sees it (empty, for a relative link, when it is not known)."""
+    url = st.context.url or ""
+    return url if not url or url.endswith("/") else url + "/"
+
+
+def _rating(answer: Answer, settings: Settings, key: str) -> None:
+    fkey = f"{key}-feedback"
+    assert answer.id is not None
+    st.feedback("thumbs", key=fkey, on_change=_rated, args=(settings, answer.id, fkey))
+    state = st.session_state.get(f"{fkey}-done")
+    if state == "error":
+        st.caption(md(st.session_state.get(f"{fkey}-error", "The rating could not be stored.")))
+    elif st.session_state.get(fkey) == 1:
+        st.caption("Marked right: questions that mean the same are answered with this SQL.")
+    elif st.session_state.get(fkey) == 0:
+        if st.session_state.get(f"{fkey}-reason-sent"):
+            st.caption("Thanks: noted for review (History page).")
+        else:
+            st.text_input("What is wrong with it?", key=f"{fkey}-reason", max_chars=300,
+                          placeholder="e.g. wrong county")
+            st.button("Send", key=f"{fkey}-send", on_click=_send_reason, args=(settings, answer.id, fkey))
+
+
+def _rated(settings: Settings, question_id: int, fkey: str) -> None:
+    """Feedback callback: store the rating (thumbs up verifies the answer; see sage.feedback)."""
+    value = st.session_state.get(fkey)
+    st.session_state.pop(f"{fkey}-reason-sent", None)
+    try:
+        if value is None:
+            feedback.clear(settings, question_id)
+        else:
+            feedback.rate(settings, question_id, "up" if value == 1 else "down")
+        st.session_state[f"{fkey}-done"] = "ok"
+    except SageError as exc:
+        st.session_state[f"{fkey}-done"] = "error"
+        st.session_state[f"{fkey}-error"] = f"The rating could not be stored: {exc.message}"
+
+
+def _send_reason(settings: Settings, question_id: int, fkey: str) -> None:
+    reason = st.session_state.get(f"{fkey}-reason", "")
+    try:
+        feedback.add_reason(settings, question_id, reason)
+    except SageError as exc:
+        st.session_state[f"{fkey}-done"] = "error"
+        st.session_state[f"{fkey}-error"] = f"The reason could not be stored: {exc.message}"
+        return
+    st.session_state[f"{fkey}-reason-sent"] = True
 
 
 def _short_label(label: str, table_id: str | None = None) -> str:
@@ -209,4 +311,4 @@ def _short_label(label: str, table_id: str | None = None) -> str:
     return text
 
 
-__all__ = ["answer_card"]
+__all__ = ["answer_card", "app_url", "card_link"]

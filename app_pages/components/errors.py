@@ -18,9 +18,13 @@ HELP: dict[ErrorKind, str] = {
     ErrorKind.NETWORK: "The Anthropic API could not be reached: check the network and ask again.",
     ErrorKind.API: "The Anthropic API failed: ask again in a moment.",
     ErrorKind.BAD_ANSWER: "The planner's answer could not be used: ask again or rephrase the question.",
-    ErrorKind.DATABASE_DOWN: "Check that the database is running (DATABASE_URL or SAGE_DATA_DIR), then reload the "
-    "page.",
-    ErrorKind.DATABASE: "Check the database (DATABASE_URL or SAGE_DATA_DIR), then reload the page.",
+    ErrorKind.DATABASE_DOWN: "Check that the database is running (DATABASE_URL or SAGE_DATA_DIR), then ask again: "
+    "the next question reconnects, no restart needed.",
+    ErrorKind.DATABASE: "Check the database (DATABASE_URL or SAGE_DATA_DIR), then ask again.",
+    ErrorKind.BUSY: "Many questions are being answered at once; ask again in a moment.",
+    ErrorKind.CONNECTION_LOST: "Ask again: the next question gets a new connection.",
+    ErrorKind.DATA_DIR: "Set SAGE_DATA_DIR to a writable directory (or DATABASE_URL to your own PostgreSQL) and "
+    "restart the app.",
     ErrorKind.NOT_SET_UP: "Run python -m sage setup (or rebuild the index on the Status page), then ask again.",
     ErrorKind.RETRIEVAL: "Rebuild the index on the Status page, or run python -m sage setup.",
     ErrorKind.EMBEDDING: "Check SAGE_EMBEDDING_MODEL, or unset it to use the bundled model.",
@@ -35,6 +39,9 @@ TITLES: dict[ErrorKind, str] = {
     ErrorKind.GUARD: "The SQL guard refused this query.",
     ErrorKind.TIMEOUT: "The query took too long.",
     ErrorKind.ATTEMPTS_EXHAUSTED: "No working query.",
+    ErrorKind.BUSY: "The database is busy.",
+    ErrorKind.CONNECTION_LOST: "The database connection was lost.",
+    ErrorKind.DATA_DIR: "The data directory cannot be written.",
 }
 #: a question that cannot be asked is the user's to fix: shown as a warning, not an error
 QUESTION_KINDS = frozenset({

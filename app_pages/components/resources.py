@@ -62,7 +62,7 @@ def ensure_ready(settings: Settings) -> None:
                 _warm_up(settings)
                 return
         except SageError as exc:
-            if exc.kind in (ErrorKind.DATABASE_DOWN, ErrorKind.SETTINGS):
+            if exc.kind in (ErrorKind.DATABASE_DOWN, ErrorKind.SETTINGS, ErrorKind.DATA_DIR):
                 show_error(exc)
                 st.stop()
         box = st.status("Preparing the census database (first start)…", expanded=True)

@@ -4,8 +4,11 @@ It speaks only the few calls ``census fetch`` needs, against ``settings.census_a
 fake server):
 
 * ``{base}/{year}/acs/acs5/groups/{TABLE}.json`` — the table's variables with their labels, concept and universe;
-* ``{base}/{year}/acs/acs5?get=V1,V2,...&for=state:*`` (or ``for=county:*&in=state:*``) — a JSON array of arrays,
-  header row first, every value a string, the geography columns (``state``, ``county``) appended.
+* ``{base}/{year}/acs/acs5?get=V1,V2,...&for=...[&in=state:...]`` — a JSON array of arrays, header row first,
+  every value a string, the geography columns appended.  The ``for``/``in`` clause of each geography level is in
+  :data:`GEOGRAPHIES`: ``us:1``; ``state:*``; ``county:*`` in a state or all; ``place:*`` in a state or all;
+  ``metropolitan statistical area/micropolitan statistical area:*``; ``congressional district:*`` in a state or
+  all; ``tract:*`` in one state (the API wants the state); ``zip code tabulation area:*``.
 
 Why plain ``urllib`` and not httpx: httpx logs every request URL at INFO level, and the URL carries
 ``CENSUS_API_KEY``; urllib logs nothing.  The key is appended to data requests only (metadata is served without
@@ -43,9 +46,43 @@ from ..settings import Settings
 log = logging.getLogger(__name__)
 
 #: Census "special values" (Notes on ACS Estimate and Annotation Values).  They are codes, not numbers: each
-#: becomes NULL in public.estimates.  -555555555 ("controlled, no sampling error") is a NULL margin too, not 0:
-#: the column stores only published margins.
+#: becomes NULL in public.estimates_by_vintage, except the margin -555555555 ("estimate is controlled, no sampling
+#: error"), which is a margin of 0 (:func:`parse_margin`).  -222222222 and -333333333 (margin not computable) are
+#: NULL margins.
 SPECIAL_VALUES = frozenset({-666666666, -888888888, -999999999, -222222222, -333333333, -555555555})
+#: the margin of a controlled total: no sampling error, stored as 0
+CONTROLLED_MARGIN = -555555555
+
+
+@dataclass(frozen=True)
+class Geography:
+    """How the API names one geography level: the ``for`` predicate, whether it takes ``in=state:...`` (``"no"``,
+    ``"optional"`` or ``"required"``) and the geography columns it appends to each row, in order."""
+
+    level: str
+    predicate: str
+    in_state: str
+    columns: tuple[str, ...]
+
+    def fips(self, row: dict[str, str]) -> str:
+        """The level's code (``public.geography.fips``) from a row's geography columns."""
+        if self.level == "nation":
+            return ""
+        return "".join(row[c] for c in self.columns)
+
+
+CBSA_PREDICATE = "metropolitan statistical area/micropolitan statistical area"
+#: every level ``census fetch`` knows, by ``public.geography.level``
+GEOGRAPHIES: dict[str, Geography] = {
+    "nation": Geography("nation", "us", "no", ("us",)),
+    "state": Geography("state", "state", "no", ("state",)),
+    "county": Geography("county", "county", "optional", ("state", "county")),
+    "place": Geography("place", "place", "optional", ("state", "place")),
+    "cbsa": Geography("cbsa", CBSA_PREDICATE, "no", (CBSA_PREDICATE,)),
+    "cd": Geography("cd", "congressional district", "optional", ("state", "congressional district")),
+    "tract": Geography("tract", "tract", "required", ("state", "county", "tract")),
+    "zcta": Geography("zcta", "zip code tabulation area", "no", ("zip code tabulation area",)),
+}
 
 #: the API's limit on items in ``get=`` (NAME counts; the geography columns do not)
 MAX_GET_ITEMS = 50
@@ -88,6 +125,18 @@ def parse_value(text: Any) -> Decimal | None:
     if value == value.to_integral_value() and int(value) in SPECIAL_VALUES:
         return None
     return value
+
+
+def parse_margin(text: Any) -> Decimal | None:
+    """One API margin-of-error cell: :func:`parse_value`, except that the controlled-total code -555555555 is a
+    margin of 0 (the estimate has no sampling error) rather than NULL."""
+    try:
+        value = Decimal(str(text).strip())
+    except (InvalidOperation, ValueError):
+        value = None
+    if value is not None and value.is_finite() and value == CONTROLLED_MARGIN:
+        return Decimal(0)
+    return parse_value(text)
 
 
 def is_special(text: Any) -> bool:
@@ -223,23 +272,37 @@ class CensusClient:
                 out[str(g["name"])] = {"description": g.get("description"), "universe": g.get("universe")}
         return out
 
-    def data(self, year: int, items: list[str], geography: str) -> list[list]:
-        """Rows of ``items`` for every state (``geography="state"``) or every county (``"county"``).
+    def data(self, year: int, items: list[str], geography: str, states: list[str] | None = None) -> list[list]:
+        """Rows of ``items`` for every place of one level (:data:`GEOGRAPHIES`: ``"nation"``, ``"state"``,
+        ``"county"``, ``"place"``, ``"cbsa"``, ``"cd"``, ``"tract"``, ``"zcta"``), in ``states`` (2-digit FIPS
+        codes) when given: ``for=state:48,06`` for states, ``in=state:48`` for the levels inside a state (one state
+        per request for tracts, which the API only serves within a state).
 
         Returns the rows as sent, header first; raises :class:`CensusApiError` on an empty answer (204 or no data
         rows), an HTML page, or anything that is not an array of arrays.
         """
         if not items or len(items) > MAX_GET_ITEMS:
             raise ValueError(f"between 1 and {MAX_GET_ITEMS} items per request, not {len(items)}")
+        geo = GEOGRAPHIES.get(geography)
+        if geo is None:
+            raise ValueError(f"geography must be one of {', '.join(GEOGRAPHIES)}, not {geography!r}")
         params = {"get": ",".join(items)}
-        if geography == "state":
-            params["for"] = "state:*"
-        elif geography == "county":
-            params["for"] = "county:*"
-            params["in"] = "state:*"
+        where = ""
+        if geography == "nation":
+            params["for"] = "us:1"
+        elif geography == "state":
+            params["for"] = "state:" + (",".join(states) if states else "*")
         else:
-            raise ValueError(f"geography must be 'state' or 'county', not {geography!r}")
-        what = f"{items[0].split('_')[0]} for every {geography} ({year} ACS 5-year)"
+            params["for"] = f"{geo.predicate}:*"
+            if geo.in_state == "required" and (not states or len(states) != 1):
+                raise ValueError(f"the {geography} level is fetched one state at a time")
+            if geo.in_state != "no":
+                params["in"] = "state:" + (",".join(states) if states else "*")
+                where = f" in state {','.join(states)}" if states else ""
+            elif states:
+                raise ValueError(f"the {geography} level is not inside a state")
+        plural = {"county": "county", "cd": "congressional district", "zcta": "ZCTA", "cbsa": "metro area"}
+        what = f"{items[0].split('_')[0]} for every {plural.get(geography, geography)}{where} ({year} ACS 5-year)"
         body = self.request_json(dataset_path(year), params, what=what, with_key=True)
         if (
             not isinstance(body, list)
@@ -267,7 +330,9 @@ class CensusClient:
         """(real URL, URL safe to show): the second never contains the key."""
         shown = f"{self.base_url}/{path}"
         if params:
-            shown += "?" + urllib.parse.urlencode(params, safe=":*,()")
+            # spaces as %20 and '/' kept, as the API's documented predicates are written ("metropolitan statistical
+            # area/micropolitan statistical area:*")
+            shown += "?" + urllib.parse.urlencode(params, safe=":*,()/", quote_via=urllib.parse.quote)
         real = shown
         if with_key and self._key:
             real += ("&" if params else "?") + urllib.parse.urlencode({"key": self._key})
@@ -465,7 +530,10 @@ def _snippet(text: str, limit: int = 160) -> str:
 
 
 __all__ = [
+    "CONTROLLED_MARGIN",
     "CensusClient",
+    "GEOGRAPHIES",
+    "Geography",
     "KEY_SIGNUP_URL",
     "MAX_GET_ITEMS",
     "SPECIAL_VALUES",
@@ -473,5 +541,6 @@ __all__ = [
     "VariableMeta",
     "dataset_path",
     "is_special",
+    "parse_margin",
     "parse_value",
 ]

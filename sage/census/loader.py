@@ -427,19 +427,39 @@ def _load_variables(cur: psycopg.Cursor, rows: list[tuple], fetched: set[tuple[s
     return keep
 
 
-def _load_estimates(cur: psycopg.Cursor, ex: Extract, fetched: set[tuple[str, str]]) -> int:
-    """Replace the set's estimates (its levels and (variable, period) pairs, outside fetched tables)."""
+def _load_estimates(cur: psycopg.Cursor, ex: Extract, fetched: set[tuple[str, str]], *, bulk: bool) -> int:
+    """Make the set's estimates (its levels and (variable, period) pairs, outside fetched tables) those of its
+    files.  Into an empty table (``bulk``) the rows are copied straight in; otherwise they are merged through a
+    staging table, so that rows already right are not written again (a reload after a few rows went missing writes
+    those rows, not the whole set)."""
     pairs = _owned_pairs(ex.pairs(), fetched)
     owned = set(pairs)
+    rows = [e for e in ex.estimates if (e[1], e[5]) in owned]
+    if bulk:
+        _copy(cur, "public.estimates_by_vintage", ESTIMATE_COLUMNS, rows)
+        return len(rows)
+    cur.execute("CREATE TEMP TABLE stage_estimates (LIKE public.estimates_by_vintage) ON COMMIT DROP")
+    _copy(cur, "stage_estimates", ESTIMATE_COLUMNS, rows)
+    cur.execute("CREATE INDEX ON stage_estimates (geo_id, variable_code, vintage)")
+    cur.execute("ANALYZE stage_estimates")
     cur.execute(
         """DELETE FROM public.estimates_by_vintage e
            USING public.geography g, unnest(%(codes)s::text[], %(vintages)s::text[]) AS p(code, vintage)
            WHERE g.geo_id = e.geo_id AND g.level = ANY(%(levels)s) AND p.code = e.variable_code
-             AND p.vintage = e.vintage""",
+             AND p.vintage = e.vintage
+             AND NOT EXISTS (SELECT FROM stage_estimates s WHERE s.geo_id = e.geo_id
+                             AND s.variable_code = e.variable_code AND s.vintage = e.vintage)""",
         _domain_params(ex.levels, pairs),
     )
-    rows = [e for e in ex.estimates if (e[1], e[5]) in owned]
-    _copy(cur, "public.estimates_by_vintage", ESTIMATE_COLUMNS, rows)
+    columns = ", ".join(ESTIMATE_COLUMNS)
+    cur.execute(
+        f"""INSERT INTO public.estimates_by_vintage ({columns}) SELECT {columns} FROM stage_estimates
+            ON CONFLICT (geo_id, variable_code, vintage) DO UPDATE SET estimate = EXCLUDED.estimate,
+              margin_error = EXCLUDED.margin_error, source = EXCLUDED.source
+            WHERE (estimates_by_vintage.estimate, estimates_by_vintage.margin_error, estimates_by_vintage.source)
+              IS DISTINCT FROM (EXCLUDED.estimate, EXCLUDED.margin_error, EXCLUDED.source)"""
+    )
+    cur.execute("DROP TABLE stage_estimates")
     return len(rows)
 
 
@@ -461,9 +481,10 @@ def _bulk_end(cur: psycopg.Cursor) -> None:
     cur.execute(f"CREATE INDEX {schema.ESTIMATES_INDEX_NAME} {schema.ESTIMATES_INDEX}")
 
 
-def _record_tables(cur: psycopg.Cursor, pairs: set[tuple[str, str]]) -> None:
-    """``sage.census_tables`` rows of the shipped (table, period) pairs, counted from the database (a table's rows
-    of one period may come from several file sets, e.g. B01003 2019-2023 from data/acs/ and data/acs-places/)."""
+def record_tables(cur: psycopg.Cursor, pairs: set[tuple[str, str]], source: str) -> None:
+    """``sage.census_tables`` rows of (table, period) pairs, counted from the database (a table's rows of one period
+    may come from several loads, e.g. B01003 2019-2023 from data/acs/ and data/acs-places/, or a fetch of tracts
+    beside shipped counties).  The shipped loader (``source`` ``shipped``) never overwrites a fetched pair."""
     ordered = sorted(pairs)
     cur.execute(
         """INSERT INTO sage.census_tables (table_id, vintage, source, variables, rows)
@@ -475,8 +496,9 @@ def _record_tables(cur: psycopg.Cursor, pairs: set[tuple[str, str]]) -> None:
            GROUP BY v.table_id, e.vintage
            ON CONFLICT (table_id, vintage) DO UPDATE SET source = EXCLUDED.source, variables = EXCLUDED.variables,
              rows = EXCLUDED.rows, loaded_at = now()
-           WHERE census_tables.source = %(source)s""",
-        {"source": SHIPPED, "tables": [p[0] for p in ordered], "vintages": [p[1] for p in ordered]},
+           WHERE %(source)s <> %(shipped)s OR census_tables.source = %(shipped)s""",
+        {"source": source, "shipped": SHIPPED, "tables": [p[0] for p in ordered],
+         "vintages": [p[1] for p in ordered]},
     )
 
 
@@ -523,7 +545,7 @@ def load_shipped(conn: psycopg.Connection, data_path: Path, progress: StepProgre
             if ex.variables:
                 loaded = _load_variables(cur, ex.variables, fetched)
                 progress("loading variables", len(loaded), len(ex.variables))
-            n = _load_estimates(cur, ex, fetched)
+            n = _load_estimates(cur, ex, fetched, bulk=bulk)
             progress(f"loading estimates ({ex.name})", n, len(ex.estimates))
             owned = _owned_pairs(ex.pairs(), fetched)
             codes.update(code for code, _ in owned)
@@ -533,8 +555,12 @@ def load_shipped(conn: psycopg.Connection, data_path: Path, progress: StepProgre
             _bulk_end(cur)
             progress("indexing estimates", 1, 1)
         refresh_vintages(cur, codes)
-        _record_tables(cur, tables)
-        for ex in todo:
+        record_tables(cur, tables, SHIPPED)
+        # the loaded sets, and those whose record is older than their rows (written by an earlier version)
+        loading = {ex.name for ex in todo}
+        for ex in extracts:
+            if ex.name not in loading and recorded.get(ex.name) == (ex.sha256, ex.summary()):
+                continue
             cur.execute(
                 """INSERT INTO sage.data_loads (name, sha256, rows) VALUES (%s, %s, %s)
                    ON CONFLICT (name) DO UPDATE SET sha256 = EXCLUDED.sha256, rows = EXCLUDED.rows,
@@ -560,6 +586,7 @@ __all__ = [
     "read_extract",
     "read_places",
     "read_shipped",
+    "record_tables",
     "refresh_vintages",
     "set_digests",
 ]

@@ -195,8 +195,48 @@ CREATE INDEX IF NOT EXISTS variables_table_idx ON public.variables (table_id);
 {ESTIMATES_VIEW};
 """
 
+#: conversations, feedback and verified answers (issue 15): the query log's follow-up columns (added to a log made
+#: before them), the verified-answer library and the feedback.  Internal like the rest of ``sage``: the reader role
+#: has no USAGE on the schema and no privilege on its tables.  Safe to run again; :mod:`sage.querylog` also runs it
+#: once per process on a database set up before these existed.
+CONVERSATION_DDL = """
+ALTER TABLE sage.questions ADD COLUMN IF NOT EXISTS parent_id bigint REFERENCES sage.questions (id) ON DELETE SET NULL;
+ALTER TABLE sage.questions ADD COLUMN IF NOT EXISTS standalone text;
+ALTER TABLE sage.questions ADD COLUMN IF NOT EXISTS frame jsonb;
+ALTER TABLE sage.questions ADD COLUMN IF NOT EXISTS decline_kind text;
+ALTER TABLE sage.questions ADD COLUMN IF NOT EXISTS verified_id bigint;
+CREATE INDEX IF NOT EXISTS questions_parent_idx ON sage.questions (parent_id) WHERE parent_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS questions_verified_idx ON sage.questions (verified_id) WHERE verified_id IS NOT NULL;
+CREATE TABLE IF NOT EXISTS sage.verified_answers (
+    id             bigserial PRIMARY KEY,
+    question_id    bigint UNIQUE REFERENCES sage.questions (id) ON DELETE SET NULL,
+    question       text NOT NULL,
+    standalone     text NOT NULL,
+    sql            text NOT NULL,
+    display_hint   text NOT NULL,
+    assumptions    jsonb NOT NULL DEFAULT '[]',
+    frame          jsonb,
+    planner        text NOT NULL,
+    model          text NOT NULL,
+    embedding      vector NOT NULL,
+    created_at     timestamptz NOT NULL DEFAULT now(),
+    invalid_reason text,
+    invalidated_at timestamptz
+);
+CREATE TABLE IF NOT EXISTS sage.feedback (
+    id          bigserial PRIMARY KEY,
+    question_id bigint UNIQUE REFERENCES sage.questions (id) ON DELETE CASCADE,
+    rating      text NOT NULL CHECK (rating IN ('up', 'down')),
+    reason      text,
+    question    text NOT NULL,
+    sql         text,
+    created_at  timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX IF NOT EXISTS feedback_created_idx ON sage.feedback (created_at DESC);
+"""
+
 #: internal bookkeeping: never granted to the reader role, never shown to a planner
-SAGE_DDL = """
+SAGE_DDL = f"""
 CREATE TABLE IF NOT EXISTS sage.data_loads (
     name       text PRIMARY KEY,
     sha256     text NOT NULL,
@@ -223,12 +263,12 @@ CREATE TABLE IF NOT EXISTS sage.questions (
     outcome     text NOT NULL CHECK (outcome IN ('answered', 'declined', 'failed')),
     error       jsonb,
     row_count   integer,
-    timings_ms  jsonb NOT NULL DEFAULT '{}',
-    usage       jsonb NOT NULL DEFAULT '{}',
+    timings_ms  jsonb NOT NULL DEFAULT '{{}}',
+    usage       jsonb NOT NULL DEFAULT '{{}}',
     created_at  timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX IF NOT EXISTS questions_created_idx ON sage.questions (created_at DESC);
-CREATE TABLE IF NOT EXISTS sage.reader_login (
+{CONVERSATION_DDL}CREATE TABLE IF NOT EXISTS sage.reader_login (
     role     text PRIMARY KEY,
     password text NOT NULL
 );

@@ -210,6 +210,8 @@ class Measure:
 # ---------------------------------------------------------------------- loading
 
 _lock = threading.Lock()
+#: held while the measures of a database are read (seconds at most), so concurrent first questions read them once
+_load_lock = threading.Lock()
 _yaml_cache: dict[float, list[Measure]] = {}
 _db_cache: dict[str, list[Measure]] = {}
 #: bumped whenever a database's measures are re-read, so caches built on them (the offline planner's) follow
@@ -311,6 +313,15 @@ def load_measures(settings=None, *, refresh: bool = False) -> list[Measure]:
         cached = None if refresh else _db_cache.get(key)
     if cached is not None:
         return list(cached)
+    with _load_lock:  # sessions asking their first questions at once: one reads the database, the others wait
+        with _lock:
+            cached = None if refresh else _db_cache.get(key)
+        if cached is not None:
+            return list(cached)
+        return _load_from_database(settings, base, key)
+
+
+def _load_from_database(settings, base: list[Measure], key: str) -> list[Measure]:
     from ..db import owner  # here, not at the top: reading the YAML alone needs no database modules
 
     try:
@@ -318,10 +329,13 @@ def load_measures(settings=None, *, refresh: bool = False) -> list[Measure]:
             listed = conn.execute("SELECT variable_code, vintage, universe FROM public.variables").fetchall()
             known = {code: vintage for code, vintage, _ in listed}
             universes = {code: universe or "" for code, _, universe in listed}
+            # the measures' codes only: a database with millions of other rows (all tracts of fetched tables)
+            # would otherwise be scanned in full (11.6 s at 20 million estimates, benchmarks/bench_scale.py)
             rows = conn.execute(
                 "SELECT e.variable_code, g.level, g.state_fips, count(*), count(e.margin_error) "
                 "FROM public.estimates e JOIN public.geography g ON g.geo_id = e.geo_id "
-                "WHERE e.estimate IS NOT NULL GROUP BY 1, 2, 3"
+                "WHERE e.estimate IS NOT NULL AND e.variable_code = ANY(%s) GROUP BY 1, 2, 3",
+                (sorted({c for m in base for c in m.codes}),),
             ).fetchall()
     except psycopg.errors.UndefinedTable as exc:
         raise NotSetUpError("The census tables are not there yet: run `python -m sage setup` first.") from exc

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import secrets
 import time
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -177,8 +178,9 @@ def run_setup(settings: Settings, progress: StepProgress | None = None, *, build
         progress(name, 1, 1)
         return out
 
-    conn = step("starting the database", lambda: db.connect(settings, autocommit=True))
-    try:
+    stack = ExitStack()  # the pooled owner connection, returned (or closed, after an error) at the end
+    conn = step("starting the database", lambda: stack.enter_context(db.owner(settings)))
+    with stack:
         def create_schema():
             # one transaction: a database of the previous version is migrated and completed, or left as it was
             try:
@@ -193,6 +195,13 @@ def run_setup(settings: Settings, progress: StepProgress | None = None, *, build
                 raise DatabaseError(
                     "The pgvector extension is not installed on the server at DATABASE_URL; install pgvector "
                     f"(https://github.com/pgvector/pgvector) or unset DATABASE_URL to use the embedded server. ({exc})"
+                ) from exc
+            except psycopg.errors.IntegrityError as exc:  # a row of an earlier version the new rules refuse
+                first = str(exc).strip().splitlines()[0]
+                raise DatabaseError(
+                    f"Upgrading the census tables failed ({first}); the transaction was rolled back, so the database "
+                    "is as it was. Fix or delete the row named, then run `python -m sage setup` again.",
+                    detail=str(exc),
                 ) from exc
 
         step("creating tables", create_schema)
@@ -211,8 +220,6 @@ def run_setup(settings: Settings, progress: StepProgress | None = None, *, build
         }
         conn.execute("ANALYZE public.geography, public.variables, public.estimates_by_vintage")
         report.admin_sql = step("creating the read-only role", lambda: create_reader_role(conn, settings))
-    finally:
-        conn.close()
 
     if build_index:
         report.index = step("building the retrieval index", lambda: _build_index(settings, progress))

@@ -248,6 +248,8 @@ class Catalog:
 
 _catalogs: dict[str, Catalog] = {}
 _catalog_lock = threading.Lock()
+#: held while a catalog is read from the database, so concurrent first questions read it once
+_load_lock = threading.Lock()
 
 
 def _split_county(name: str) -> tuple[str, str]:
@@ -259,27 +261,32 @@ def _split_county(name: str) -> tuple[str, str]:
 
 
 #: the levels whose rows the planner names one by one (tracts, ZIP areas, districts and metros are too many, or
-#: asked for by their code; their coverage is read per level from the semantic layer)
+#: asked for by their code).  Coverage is read for their rows only, and for the measures' codes only: reading every
+#: geo_id of every variable costs 27 s and 2.6 GB at 20 million estimates (benchmarks/bench_scale.py), for rows the
+#: planner never looks up.
 NAMED_LEVELS = ("state", "county", "place")
 
 #: table totals that count the same people as total population (B01003_001E)
 _TOTAL_EQUIVALENTS = {"B03002_001E": "B01003_001E", "B02001_001E": "B01003_001E"}
 
 
-def _read_catalog(conn: psycopg.Connection):
-    """Every named place, the places that have each variable, populations (to order ambiguous names), and the
-    levels with rows."""
+def _read_catalog(conn: psycopg.Connection, codes: list[str]):
+    """Every named place, which of them have each of ``codes`` (now and in earlier periods), populations (to order
+    ambiguous names), every variable's periods, and the levels with rows."""
+    levels = list(NAMED_LEVELS)
     geo = conn.execute(
         "SELECT geo_id, level, state_fips, state_abbr, state_name, county_name, place_name FROM public.geography "
-        "WHERE level = ANY(%s)", (list(NAMED_LEVELS),)
+        "WHERE level = ANY(%s)", (levels,)
     ).fetchall()
     have = conn.execute(
-        "SELECT e.variable_code, array_agg(e.geo_id) FROM public.estimates e JOIN public.geography g "
-        "ON g.geo_id = e.geo_id WHERE e.estimate IS NOT NULL AND g.level = ANY(%s) GROUP BY 1", (list(NAMED_LEVELS),)
+        "SELECT e.variable_code, array_agg(e.geo_id) FROM public.estimates e "
+        "JOIN public.geography g ON g.geo_id = e.geo_id "
+        "WHERE e.estimate IS NOT NULL AND e.variable_code = ANY(%s) AND g.level = ANY(%s) GROUP BY 1",
+        (codes, levels),
     ).fetchall()
     pop: dict[str, Any] = dict(conn.execute(
         "SELECT e.geo_id, e.estimate FROM public.estimates e JOIN public.geography g ON g.geo_id = e.geo_id "
-        "WHERE e.variable_code = 'B01003_001E' AND g.level = ANY(%s)", (list(NAMED_LEVELS),)
+        "WHERE e.variable_code = 'B01003_001E' AND g.level = ANY(%s)", (levels,)
     ).fetchall())
     levels = frozenset(r[0] for r in conn.execute("SELECT DISTINCT level FROM public.geography").fetchall())
     # every period of each variable, and the places that have a value in each period other than the latest
@@ -288,7 +295,9 @@ def _read_catalog(conn: psycopg.Connection):
     earlier = conn.execute(
         "SELECT b.variable_code, b.vintage, array_agg(b.geo_id) FROM public.estimates_by_vintage b "
         "JOIN public.variables v ON v.variable_code = b.variable_code AND b.vintage <> v.vintage "
-        "WHERE b.estimate IS NOT NULL GROUP BY 1, 2").fetchall()
+        "JOIN public.geography g ON g.geo_id = b.geo_id "
+        "WHERE b.estimate IS NOT NULL AND b.variable_code = ANY(%s) AND g.level = ANY(%s) GROUP BY 1, 2",
+        (codes, levels)).fetchall()
     return geo, have, pop, levels, periods, earlier
 
 
@@ -299,12 +308,22 @@ def load_catalog(settings) -> Catalog:
         cat = _catalogs.get(key)
     if cat is not None and cat.generation == semantic.generation(settings):
         return cat
+    with _load_lock:  # sessions asking their first questions at once: one reads the database, the others wait
+        with _catalog_lock:
+            cat = _catalogs.get(key)
+        if cat is not None and cat.generation == semantic.generation(settings):
+            return cat
+        return _read(settings, key)
+
+
+def _read(settings, key: str) -> Catalog:
     from ..db import owner
 
     measures = load_measures(settings)
     try:
         with owner(settings) as conn:
-            geo, have, pop, levels, periods, earlier = _read_catalog(conn)
+            geo, have, pop, levels, periods, earlier = _read_catalog(
+                conn, sorted({c for m in measures for c in m.codes}))
     except psycopg.errors.UndefinedTable as exc:
         raise NotSetUpError("The census tables are not there yet: run `python -m sage setup` first.") from exc
     states = [State(r[2], r[3], r[4], r[0]) for r in geo if r[1] == "state"]

@@ -13,10 +13,15 @@ Choices, and why:
 * **Prompt caching**: the system prompt and the worked examples are the same for every question, so they go in
   the ``system`` blocks with ``cache_control: ephemeral`` on the last one; only the retrieved context, the failed
   attempts and the question (the user message) change.
-* **The SDK does transport**: its own retries (``max_retries``, exponential back-off honouring ``retry-after``) on
-  429, 5xx, 529 and connection errors, with ``settings.claude_timeout_s`` per try; ``ANTHROPIC_BASE_URL`` is
-  honoured by the SDK itself (never passed here).  The key is passed explicitly from :class:`Settings`, so no other
-  credential in the environment (``ANTHROPIC_AUTH_TOKEN``, profiles) is ever read or sent.
+* **The SDK does transport**: its own retries (``SAGE_CLAUDE_MAX_RETRIES``, default 2, so at most three requests)
+  on 408, 409, 429, 5xx, 529 and connection errors, with ``settings.claude_timeout_s`` per try.  Between tries it
+  waits 0.5 s, then 1 s, 2 s ... (at most 8 s, less up to a quarter for jitter), or what the API's
+  ``retry-after-ms`` / ``retry-after`` header asks for, which the SDK obeys without an upper bound: a reply asking
+  for more than :data:`MAX_RETRY_WAIT_S` is not retried at all (:func:`bounded_retry_wait`), so a rate-limited
+  question ends with a clear ``rate_limited`` error within seconds instead of sleeping for as long as the server
+  says.  ``ANTHROPIC_BASE_URL`` is honoured by the SDK itself (never passed here).  The key is passed explicitly
+  from :class:`Settings`, so no other credential in the environment (``ANTHROPIC_AUTH_TOKEN``, profiles) is ever
+  read or sent.
 * Errors become :class:`PlanningError` with a ``kind`` the app and CLI can act on: ``no_key``, ``bad_key``,
   ``rate_limited``, ``network``, ``bad_answer``, ``api``.
 """
@@ -35,7 +40,7 @@ from anthropic.types import ParsedMessage, TextBlockParam
 
 from ..errors import ErrorKind, PlanningError
 from ..settings import Settings
-from ..types import DISPLAY_HINTS, Chunk, DisplayHint
+from ..types import DISPLAY_HINTS, READ_AS, Chunk, DisplayHint
 from .base import Attempt, Plan, PriorTurn
 from .prompt import FEW_SHOT_EXAMPLES, SYSTEM_PROMPT, build_user_message, format_examples, is_internal
 
@@ -45,12 +50,17 @@ class PlanModel(pydantic.BaseModel):
     """The JSON every answer is decoded into (see ``SYSTEM_PROMPT`` # Output).
 
     Lenient where that is harmless: one string of assumptions is a list of one, empty assumptions are dropped, an
-    unknown (or missing) display hint is ``table``, ``display_hint`` is read like ``displayHint``, and SQL loses
-    surrounding whitespace and trailing semicolons.
+    unknown (or missing) display hint is ``table``, ``display_hint`` is read like ``displayHint``, a missing
+    standalone reading is empty (the planner uses the question), and SQL loses surrounding whitespace and trailing
+    semicolons.
     """
 
     model_config = pydantic.ConfigDict(json_schema_extra=lambda schema: _bare_schema(schema))
 
+    #: first, so the model resolves a follow-up before it writes the SQL
+    standalone: str = pydantic.Field(
+        description="The question as read, standing on its own (a follow-up spelled out in full)."
+    )
     sql: str = pydantic.Field(description='One PostgreSQL SELECT statement, or "" when the data cannot answer.')
     assumptions: list[str] = pydantic.Field(
         description="Short plain-English assumptions a census analyst needs to trust the answer."
@@ -60,11 +70,16 @@ class PlanModel(pydantic.BaseModel):
     @pydantic.model_validator(mode="before")
     @classmethod
     def _defaults(cls, data: Any) -> Any:
-        if isinstance(data, dict) and not ({"assumptions", "displayHint", "display_hint"} <= data.keys()):
-            data = {"assumptions": [], **data}
+        if isinstance(data, dict) and not ({"standalone", "assumptions", "displayHint", "display_hint"} <= data.keys()):
+            data = {"standalone": "", "assumptions": [], **data}
             if "displayHint" not in data and "display_hint" not in data:
                 data["displayHint"] = "table"
         return data
+
+    @pydantic.field_validator("standalone", mode="before")
+    @classmethod
+    def _reading(cls, value: Any) -> Any:
+        return " ".join(value.split()) if isinstance(value, str) else "" if value is None else value
 
     @pydantic.field_validator("sql")
     @classmethod
@@ -103,8 +118,8 @@ PLAN_SCHEMA: dict[str, Any] = transform_schema(pydantic.TypeAdapter(PlanModel).j
 
 #: the answer is ~100-600 tokens of JSON; the headroom covers a model that thinks before answering
 MAX_TOKENS = 4096
-#: the SDK's own retries (429, 5xx, 529, connection errors), with its back-off
-MAX_RETRIES = 2
+#: a 429/529/5xx whose retry-after asks for a longer wait than this is not retried (the SDK would sleep that long)
+MAX_RETRY_WAIT_S = 10.0
 
 _OFFLINE_HINT = "or use the offline planner (SAGE_PLANNER=offline, or --planner offline)"
 
@@ -122,7 +137,11 @@ class ClaudePlanner:
 
     ``measures_fn(question) -> list`` (e.g. ``sage.census.mentions.match_measures``) adds the semantic-layer
     measures matching the question to its context; any object with ``name``, ``formula``, ``unit`` and
-    ``description`` will do.  One client (one connection pool) is kept per planner.
+    ``description`` will do.  ``examples_fn(question) -> list`` (``sage.verified.examples``) adds the verified
+    answers closest to it (objects with ``question``, ``standalone``, ``sql``, ``assumptions``, ``display_hint``).
+    The earlier turns of a conversation (``context``) go in the request as questions, readings, SQL and assumptions,
+    never rows; the reply's ``standalone`` reading of a follow-up comes first in its assumptions ("Read as: ...").
+    One client (one connection pool) is kept per planner.
     """
 
     name = "claude"
@@ -132,7 +151,8 @@ class ClaudePlanner:
         settings: Settings,
         measures_fn: Callable[[str], Sequence[Any]] | None = None,
         *,
-        max_retries: int = MAX_RETRIES,
+        examples_fn: Callable[[str], Sequence[Any]] | None = None,
+        max_retries: int | None = None,
         max_tokens: int = MAX_TOKENS,
     ) -> None:
         if not settings.anthropic_api_key:
@@ -145,36 +165,44 @@ class ClaudePlanner:
         self.model = settings.model
         self.max_tokens = max_tokens
         self.measures_fn = measures_fn
+        self.examples_fn = examples_fn
         self._client = anthropic.Anthropic(
             api_key=settings.anthropic_api_key,
             timeout=settings.claude_timeout_s,
-            max_retries=max_retries,
-            middleware=[unusable_reply],
+            max_retries=settings.claude_max_retries if max_retries is None else max_retries,
+            middleware=[bounded_retry_wait, unusable_reply],
         )
         self._system = system_blocks()
 
     def plan(self, question: str, chunks: Sequence[Chunk], attempts: Sequence[Attempt] = (),
              context: Sequence[PriorTurn] = ()) -> Plan:
-        measures = self._measures(question)
+        measures = self._aid(self.measures_fn, question, "semantic-layer measures")
+        examples = self._aid(self.examples_fn, question, "verified answers")
         message = build_user_message(
-            question, [c for c in chunks if not is_internal(c)], error_context=list(attempts), measures=measures
+            question, [c for c in chunks if not is_internal(c)], error_context=list(attempts), measures=measures,
+            conversation=list(context), verified=examples,
         )
         response = self._call(message)
         parsed = response.parsed_output
         if parsed is None:  # no text block at all (thinking only): unusable_reply lets none through
             raise _bad_answer(f"no text in the reply (stop reason {response.stop_reason!r})")
-        plan = Plan(sql=parsed.sql, assumptions=list(parsed.assumptions), display_hint=parsed.display_hint,
-                    planner=self.name, usage=usage_of(response, self.model))
+        standalone = parsed.standalone or " ".join(question.split())
+        assumptions = [a for a in parsed.assumptions if not a.startswith(READ_AS)]
+        if context and parsed.standalone and _differs(parsed.standalone, question):
+            assumptions.insert(0, f"{READ_AS}{parsed.standalone.rstrip('.')}.")
+        plan = Plan(sql=parsed.sql, assumptions=assumptions, display_hint=parsed.display_hint,
+                    planner=self.name, usage=usage_of(response, self.model), standalone=standalone)
         log.info("claude plan: model=%s usage=%s", self.model, plan.usage)
         return plan
 
-    def _measures(self, question: str) -> list[Any]:
-        if self.measures_fn is None:
+    @staticmethod
+    def _aid(fn: Callable[[str], Sequence[Any]] | None, question: str, what: str) -> list[Any]:
+        if fn is None:
             return []
         try:
-            return list(self.measures_fn(question) or [])
-        except Exception as exc:  # the measures are an aid: a failure there must not stop planning
-            log.warning("semantic-layer measures unavailable (%s: %s)", type(exc).__name__, exc)
+            return list(fn(question) or [])
+        except Exception as exc:  # measures and examples are aids: a failure there must not stop planning
+            log.warning("%s unavailable (%s: %s)", what, type(exc).__name__, exc)
             return []
 
     def _call(self, message: str) -> ParsedMessage[PlanModel]:
@@ -190,6 +218,14 @@ class ClaudePlanner:
             raise _planning_error(exc, self.settings) from exc
         except pydantic.ValidationError as exc:
             raise _not_a_plan(exc) from None
+
+
+def _differs(reading: str, question: str) -> bool:
+    """Whether a reading says more than the question did (a follow-up spelled out), ignoring case and punctuation."""
+    def bare(text: str) -> str:
+        return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
+
+    return bare(reading) != bare(question)
 
 
 def _api_text(exc: Any) -> str:
@@ -231,12 +267,14 @@ def _planning_error(exc: Exception, settings: Settings) -> PlanningError:
     if isinstance(exc, (anthropic.RateLimitError, anthropic.OverloadedError)):
         limited = isinstance(exc, anthropic.RateLimitError)
         what = "rate limit was reached (429)" if limited else "API is overloaded (529)"
-        return PlanningError(
-            f"The Anthropic {what} and the retries did not get through. Wait a minute and ask again, "
-            f"{_OFFLINE_HINT}.",
-            kind=ErrorKind.RATE_LIMITED,
-            detail=detail,
-        )
+        wait = retry_after_s(exc.response.headers)
+        if wait is not None and wait > MAX_RETRY_WAIT_S:
+            message = (f"The Anthropic {what} and it asks to wait {wait:.0f} s before trying again. Ask again "
+                       f"after that, {_OFFLINE_HINT}.")
+        else:
+            message = (f"The Anthropic {what} and the retries did not get through. Wait a minute and ask again, "
+                       f"{_OFFLINE_HINT}.")
+        return PlanningError(message, kind=ErrorKind.RATE_LIMITED, detail=detail)
     if isinstance(exc, anthropic.APIStatusError):
         status = exc.status_code
         if status == 403:
@@ -261,6 +299,43 @@ def _bad_answer(why: str, raw: str = "") -> PlanningError:
         kind=ErrorKind.BAD_ANSWER,
         detail=raw[:500] or why,
     )
+
+
+def bounded_retry_wait(request: APIRequest, call_next: CallNext) -> APIResponse[Any]:
+    """Client middleware: an error reply that asks for a wait over :data:`MAX_RETRY_WAIT_S` is marked
+    ``x-should-retry: false``, so the SDK raises it at once instead of sleeping (it obeys any retry-after)."""
+    response = call_next(request)
+    http = response.http_response
+    if http.is_success:
+        return response
+    wait = retry_after_s(http.headers)
+    if wait is not None and wait > MAX_RETRY_WAIT_S:
+        log.info("the Anthropic API asks to wait %.0f s before retrying; not retrying", wait)
+        http.headers["x-should-retry"] = "false"
+    return response
+
+
+def retry_after_s(headers: Any) -> float | None:
+    """The wait an error reply asks for, in seconds (``retry-after-ms``, else ``retry-after`` in seconds or as an
+    HTTP date), as the SDK reads it; None when it asks for none."""
+    try:
+        return float(headers.get("retry-after-ms")) / 1000
+    except (TypeError, ValueError):
+        pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    import email.utils
+    import time
+
+    parsed = email.utils.parsedate_tz(value)
+    if parsed is None:
+        return None
+    return email.utils.mktime_tz(parsed) - time.time()
 
 
 def unusable_reply(request: APIRequest, call_next: CallNext) -> APIResponse[Any]:
@@ -313,4 +388,5 @@ def usage_of(response: Any, model: str) -> dict[str, Any]:
     return usage
 
 
-__all__ = ["PLAN_SCHEMA", "ClaudePlanner", "PlanModel", "system_blocks", "unusable_reply", "usage_of"]
+__all__ = ["MAX_RETRY_WAIT_S", "PLAN_SCHEMA", "ClaudePlanner", "PlanModel", "bounded_retry_wait", "retry_after_s",
+           "system_blocks", "unusable_reply", "usage_of"]
