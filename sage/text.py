@@ -2,7 +2,7 @@
 
 Example:
     >>> normalize("Doña Ana County’s rent, St. Louis & Prince George's Co.")
-    'Dona Ana Countys rent, St Louis and Prince Georges Co'
+    'Dona Ana County rent, St Louis and Prince Georges Co'
     >>> normalize("Saint-Louis per-capita U.S. income", lower=True)
     'st louis per capita us income'
 """
@@ -28,6 +28,9 @@ def normalize(text: str, *, lower: bool = False) -> str:
     # "I'd" would become "Id" (Idaho), "I'll" "Ill": spell the pronoun contractions out first
     text = re.sub(r"\b([Ii])'(d|ll|m|ve)\b",
                   lambda m: m.group(1) + " " + {"d": "would", "ll": "will", "m": "am", "ve": "have"}[m.group(2)], text)
+    # "Baltimore city's", "Travis County's": the possessive of a kind of place is that place ("citys" would be no
+    # word at all, and the place would be dropped)
+    text = re.sub(r"\b(city|county|parish|borough|town|village)'s\b", r"\1", text, flags=re.IGNORECASE)
     text = text.replace("'", "")
     text = re.sub(r"(?<=[A-Za-z])\.", "", text)
     text = re.sub(r"(?<=[A-Za-z])[-/](?=[A-Za-z0-9])", " ", text)

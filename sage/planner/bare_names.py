@@ -51,7 +51,10 @@ def state_after(p: Parse, cat: Catalog, end: int, hits: Sequence[County] = ()) -
     if ma and ma.group(1).upper() in cat.state_by_abbr and ma.group(1) != "us":
         st = cat.state_by_abbr[ma.group(1).upper()]
         raw = p.tc[ma.start():ma.end()]
-        if raw.isupper() or ma.group(1) not in WORDLIKE_ABBRS or "," in sep or "(" in sep or st.fips in in_hits:
+        # "Salt Lake County, or is the gap ...": a word after a comma is a postal code only where it ends the clause
+        clause_end = bool(re.match(r"\s*($|[,.;:?!)])", t[ma.end():]))
+        if raw.isupper() or ma.group(1) not in WORDLIKE_ABBRS or ("," in sep and clause_end) or "(" in sep or \
+                st.fips in in_hits:
             return st, ma.span()
     if re.match(r"(dc|d c|district of columbia)\b", t[pos:]):
         mdc = re.match(r"(dc|d c|district of columbia)\b", t[pos:])

@@ -288,7 +288,7 @@ def _read_catalog(conn: psycopg.Connection, codes: list[str]):
         "SELECT e.geo_id, e.estimate FROM public.estimates e JOIN public.geography g ON g.geo_id = e.geo_id "
         "WHERE e.variable_code = 'B01003_001E' AND g.level = ANY(%s)", (levels,)
     ).fetchall())
-    levels = frozenset(r[0] for r in conn.execute("SELECT DISTINCT level FROM public.geography").fetchall())
+    loaded = frozenset(r[0] for r in conn.execute("SELECT DISTINCT level FROM public.geography").fetchall())
     # every period of each variable, and the places that have a value in each period other than the latest
     periods: dict[str, list[str]] = dict(
         conn.execute("SELECT variable_code, vintages FROM public.variables").fetchall())
@@ -298,7 +298,7 @@ def _read_catalog(conn: psycopg.Connection, codes: list[str]):
         "JOIN public.geography g ON g.geo_id = b.geo_id "
         "WHERE b.estimate IS NOT NULL AND b.variable_code = ANY(%s) AND g.level = ANY(%s) GROUP BY 1, 2",
         (codes, levels)).fetchall()
-    return geo, have, pop, levels, periods, earlier
+    return geo, have, pop, loaded, periods, earlier
 
 
 def load_catalog(settings) -> Catalog:

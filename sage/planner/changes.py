@@ -30,7 +30,7 @@ _GAIN = re.compile(r"\b(grew|grow\w*|gain\w*|add\w*|increas\w*|ris(e|en|es|ing)|
 _SIGNIFICANT = re.compile(r"\b(significant\w*|statistically|real(ly)? (increase|decrease|rise|fall|gain|loss)|"
                           r"beyond the margin)\b")
 _COUNT = re.compile(r"\b(how many|number of|count of|count the)\s+(?:\w+\s+){0,2}?(states|counties|countys|parishes|"
-                    r"places|cities)\b")
+                    r"places|cities)\b|\bhow many (lost|gained|grew|shrank|declined|fell|rose)\b")
 
 
 def change_query(p: Parse, cat: Catalog, measures: list[Measure], masked: str, notes: list[str],

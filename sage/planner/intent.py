@@ -418,8 +418,9 @@ def _value_query(p: Parse, cat: Catalog, measures: list[Measure], notes: list[st
 
 #: how much one place's value exceeds another's: "how many more", "how much higher", "the difference between"
 _DIFFERENCE = re.compile(r"\bhow (many|much) (more|fewer|less|higher|lower|larger|bigger|smaller|greater)\b|"
-                         r"\b(difference|gap)\s+(in|of|between)\b|\bby how (much|many)\b|"
-                         r"\bhow (big|large) (is )?the (difference|gap)\b")
+                         r"\b(?<!is )(?<!the )(difference|gap)\s+(in|of|between)\b(?![^?.]*\b(significant|real|"
+                         r"meaningful|margin)\b)|\bby how (much|many)\b|\bhow (big|large) (is )?the (difference|gap)\b|"
+                         r"\b(give|show|tell) (me |us )?the (gap|difference)\b|\bwhat('s| is) the (gap|difference)\b")
 #: "per household" is left out: total population over households is not household size (group quarters)
 _RATIO = re.compile(r"\bratio\b|\bper\s+(housing unit|home|house|dwelling)s?\b")
 

@@ -116,17 +116,34 @@ def split_context(question: str) -> tuple[str, str]:
         # that points back at the request before it asks that request
         if i > 0 and re.search(r"\b(those|these|them|they|their|each of them|that list)\b", pieces[i], re.IGNORECASE):
             i -= 1
+        # "Is it true that most counties in Illinois lost population ...? How many lost people?": a short ask that
+        # names no place and no kind of place asks about the ones the sentence before it names
+        if i > 0 and len(pieces[i].split()) <= 6 and not _NAMES_PLACES.search(pieces[i]) and \
+                _NAMES_PLACES.search(pieces[i - 1]) and not re.search(r"\b(there|here|it|its|that|this|those|these|"
+                                                                      r"them|they|their)\b", pieces[i], re.IGNORECASE):
+            i -= 1
+        # "Rank Colorado counties by ... Top 3 only.": a short instruction after a request without a question
+        # mark is part of that request
+        if not asks and i > 0 and len(pieces[i].split()) <= 5 and not re.match(
+                r"(what|which|how|is|are|does|do|can|could|give|show|list|rank|compare|tell|who|where|when)\b",
+                pieces[i], re.IGNORECASE):
+            i -= 1
         context, ask = " ".join(pieces[:i]), " ".join(pieces[i:])
     else:
         context, ask = "", text
     # "The Twin Cities counties, Hennepin and Ramsey: what's the median rent in each?"
     colon = re.search(r":\s+(?=(what|which|how|is|are|does|do|can|could|give|show|list|rank|compare|tell)\b)",
                       ask, re.IGNORECASE)
-    if colon and colon.start() > 0:
+    # "US total population: give the change ...": a short label before the colon is the subject, not a preamble
+    if colon and colon.start() > 0 and len(ask[: colon.start()].split()) > 4:
         context = (context + " " + ask[: colon.start()]).strip()
         ask = ask[colon.end():]
     return context, ask
 
+
+#: words that name places or kinds of places (a capitalised word after the first, or a level word)
+_NAMES_PLACES = re.compile(r"(?<=\s)[A-Z][a-z]+|(?i:\b(states?|count(y|ies)|parish(es)?|cit(y|ies)|towns?|places|"
+                           r"nation|country|us|usa)\b)")
 
 #: words of an ask that point back to places named before it
 _BACK_REFERENCE = re.compile(r"\b(there|here|it|its|each|both|them|they|their|these|those|that (county|state|place)|"
@@ -151,7 +168,9 @@ def _use_context(p: Parse, context: str, cat: Catalog, chunks: Sequence[Chunk]) 
             if exc.kind == "ambiguous":
                 raise  # the place the question is about has several readings: ask which
             # another unknown word of the preamble is no reason to decline the question
-    # an instruction in the context ("Leave out Puerto Rico.") still applies
+    # an instruction in the context ("Leave out Puerto Rico.") still applies, and so does "US total population:"
+    if not ctx.places and (NATIONAL.search(ctx.t) or re.search(r"\b(US|USA)\b", ctx.tc)):
+        p.national = True
     p.include |= ctx.include - p.exclude
     p.exclude |= ctx.exclude - p.include
     p.notes.extend(n for n in ctx.notes if n not in p.notes)
@@ -160,7 +179,8 @@ def _use_context(p: Parse, context: str, cat: Catalog, chunks: Sequence[Chunk]) 
     places = sorted((pl for pl in ctx.places if pl.how != "ambiguous"), key=lambda pl: pl.span[0])
     if not places:
         return
-    choice = re.search(r"\b(which|compare[sd]?|vs|versus|either|bigger|larger|smaller|higher|lower)\b", p.t)
+    choice = re.search(r"\b(which|compare[sd]?|vs|versus|either|bigger|larger|smaller|higher|lower|difference|gap|"
+                       r"significant\w*)\b", p.t)
     if not _BACK_REFERENCE.search(p.t) and len(places) > 1 and not choice:  # "which has the bigger ...": all
         places = places[-1:]
     if _BACK_REFERENCE.search(p.t) and not re.search(r"\b(each|both|them|they|their|these|those)\b", p.t):
@@ -211,7 +231,9 @@ def check_scope(p: Parse, cat: Catalog, context: str = "") -> None:
     t = p.t
     _dollar_basis(p, cat)
     masked = mask(t, p.blocked + [m.span for m in p.strong()])
-    places_only = mask(t, p.blocked + dollar_words(t))
+    idioms = [mt.span() for mt in re.finditer(r"\b(statistically|generally|roughly|technically|strictly|broadly) "
+                                                r"speaking\b", t)]
+    places_only = mask(t, p.blocked + dollar_words(t) + idioms)
     inside = [m.span for m in p.strong()]
     for gap in load_gaps():
         if gap.lifted_by(m.measure for m in p.strong()):

@@ -134,7 +134,8 @@ NATIONAL = re.compile(
     r"population|public|women|men|children|kids|seniors)|across all states|all states combined|all 50 states combined|"
     r"the us overall|us total|"
     r"total us|us overall|us wide)\b")
-FIFTY = re.compile(r"\b(50|fifty) states\b")
+FIFTY = re.compile(r"\b(50|fifty) states\b|\b(among|of) the (50|fifty)\b(?!\s*(counties|places|cities|largest|biggest|"
+                   r"most|highest|lowest|%|percent))")
 
 LEVEL_PLURAL = re.compile(r"\b(states|counties|parishes|boroughs|county equivalents|municipios|census areas|"
                           r"planning regions|independent cities|countys|counites|conties|couties|cnties|countes|"
