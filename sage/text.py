@@ -13,6 +13,16 @@ import re
 import unicodedata
 from collections.abc import Iterable
 
+#: misspellings of measure words that are no other word ("houseing units", "populaton", "medain income")
+_MEASURE_TYPOS = (
+    (r"\b(houseing|housng|hosing|housin)\b", "housing"),
+    (r"\b(populaton|popluation|poplation|populaiton|popualtion|populatoin|populatin)\b", "population"),
+    (r"\b(medain|meadian|mediam|medan)\b", "median"),
+    (r"\b(incom|imcome|icome|incone)\b", "income"),
+    (r"\b(unemployement|unemploymnet|unemplyment|unemploment)\b", "unemployment"),
+    (r"\b(povety|povert|poverity)\b", "poverty"),
+)
+
 
 def normalize(text: str, *, lower: bool = False) -> str:
     """ASCII text: accents, apostrophes and periods after letters gone ("St. Louis" -> "St Louis", "U.S." -> "US",
@@ -44,6 +54,9 @@ def normalize(text: str, *, lower: bool = False) -> str:
     text = re.sub(r"\b(lowset|lowst|lowets|loweest)\b", "lowest", text, flags=re.IGNORECASE)
     text = re.sub(r"\b(largst|larget|lagest)\b", "largest", text, flags=re.IGNORECASE)
     text = re.sub(r"\b(smalest|smallst)\b", "smallest", text, flags=re.IGNORECASE)
+    # misspellings of the words that name the most asked measures
+    for typo, word in _MEASURE_TYPOS:
+        text = re.sub(typo, word, text, flags=re.IGNORECASE)
     # misspellings of "counties" that are no other word
     text = re.sub(r"\b(counites|conties|couties|cnties|countes|countis|countise)\b", "counties", text,
                   flags=re.IGNORECASE)

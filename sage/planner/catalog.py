@@ -16,7 +16,7 @@ import psycopg
 
 from ..census import semantic
 from ..census.catalog_search import table_title
-from ..census.semantic import Measure, load_measures
+from ..census.semantic import CONTROLLED_TOTALS, Measure, load_measures
 from ..errors import NotSetUpError
 from .vocabulary import FUNCTION_WORDS, geo_key
 
@@ -123,6 +123,8 @@ class Catalog:
     #: a variable's latest the places with a value then
     periods: dict[str, tuple[str, ...]] = field(default_factory=dict)
     earlier_rows: dict[tuple[str, str], frozenset] = field(default_factory=dict)
+    #: (variable, earlier period) pairs with published margins of error
+    earlier_moe: frozenset[tuple[str, str]] = frozenset()
     state_by_key: dict[str, State] = field(default_factory=dict)
     state_by_abbr: dict[str, State] = field(default_factory=dict)
     county_index: dict[tuple[str, str], list[County]] = field(default_factory=dict)
@@ -232,6 +234,13 @@ class Catalog:
         alt = replace(m, denominator=swapped)
         return alt if len(self.periods_of(alt)) > len(self.periods_of(m)) else m
 
+    def has_margins(self, m: Measure, level: str, period: str | None = None) -> bool:
+        """Whether ``m`` has margins of error at ``level`` (in ``period``; None: its latest)."""
+        if period is None or period == m.vintage:
+            return level in m.moe_levels
+        return level in m.moe_levels and all((c, period) in self.earlier_moe for c in m.codes
+                                             if c not in CONTROLLED_TOTALS)
+
     def has_in(self, m: Measure, geo_id: str, period: str) -> bool:
         """Whether every variable of ``m`` has a value for the place in ``period``."""
         if period == m.vintage:
@@ -293,7 +302,8 @@ def _read_catalog(conn: psycopg.Connection, codes: list[str]):
     periods: dict[str, list[str]] = dict(
         conn.execute("SELECT variable_code, vintages FROM public.variables").fetchall())
     earlier = conn.execute(
-        "SELECT b.variable_code, b.vintage, array_agg(b.geo_id) FROM public.estimates_by_vintage b "
+        "SELECT b.variable_code, b.vintage, array_agg(b.geo_id), count(b.margin_error) "
+        "FROM public.estimates_by_vintage b "
         "JOIN public.variables v ON v.variable_code = b.variable_code AND b.vintage <> v.vintage "
         "JOIN public.geography g ON g.geo_id = b.geo_id "
         "WHERE b.estimate IS NOT NULL AND b.variable_code = ANY(%s) AND g.level = ANY(%s) GROUP BY 1, 2",
@@ -347,7 +357,8 @@ def _read(settings, key: str) -> Catalog:
                   data_path=settings.data_path, localities=localities, levels=levels,
                   generation=semantic.generation(settings),
                   periods={code: tuple(v) for code, v in periods.items()},
-                  earlier_rows={(code, v): frozenset(ids) for code, v, ids in earlier})
+                  earlier_rows={(code, v): frozenset(ids) for code, v, ids, _ in earlier},
+                  earlier_moe=frozenset((code, v) for code, v, _, n in earlier if n))
     with _catalog_lock:
         _catalogs[key] = cat
     return cat

@@ -55,6 +55,11 @@ def change_query(p: Parse, cat: Catalog, measures: list[Measure], masked: str, n
                       [f"How did the {nice_name(m)} of {c.label} change from {early} to {late}?"
                        for c in bad.candidates[:3]])
     cities = [pl for pl in places if pl.level == "place"]
+    if p.level == "place" and not cities:
+        raise Decline(f"Census places (cities, towns, CDPs) are loaded for {m.vintage} only, so no change can be shown "
+                      "for them; changes are shown for states and counties.", topic_suggestions(p, cat),
+                      kind="needs_fetch", fetch={"tables": sorted({c.split("_")[0] for c in m.codes}),
+                                                 "vintage": int(early[-4:]), "geographies": ["place"]})
     if cities:
         raise Decline(f"Census places such as {cities[0].label} are loaded for {m.vintage} only, so no change can "
                       f"be shown for them. Load the earlier period with `python -m sage census fetch --vintage "

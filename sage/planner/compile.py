@@ -193,9 +193,12 @@ def _measure_select(measures: Sequence[Measure], head: list[str], group: list[st
     """The SELECT of ``measures`` for each place: the plain form for one published variable, else a FILTER pivot
     grouped by place.  Returns the statement and whether margin columns are in it.  ``window`` adds
     ``rank_in_state`` (the place's row number within its state by that measure, descending when True)."""
-    codes = variable_codes(measures)
+    # a limit on another measure than the one shown ("housing units of the places over 100,000 people") reads that
+    # measure's rows too, in the grouped form
+    limits = [c.measure for c in conditions] + [c.other for c in conditions if c.other is not None]
+    codes = variable_codes([*measures, *limits])
     margins = False
-    if _plain(measures):
+    if _plain(measures) and all(x is measures[0] or x.name == measures[0].name for x in limits):
         m = measures[0]
         cols = list(head)
         if values:

@@ -29,6 +29,7 @@ from .declines import (
     topic_suggestions,
 )
 from .frame import Condition, GeoSet, Op, Query, Rank
+from .localities import places_with_figures
 from .measures import implied_measure
 from .parsed import Parse, Place
 from .ranking import rank_measure, read_rank
@@ -344,7 +345,7 @@ def _value_query(p: Parse, cat: Catalog, measures: list[Measure], notes: list[st
     uniq: dict[str, Place] = {}
     for pl in places:
         uniq.setdefault(pl.geo_id, pl)
-    places = _places_with_figures(list(uniq.values()), measures, cat, notes, p)
+    places = places_with_figures(list(uniq.values()), measures, cat, notes, p)
 
     # medians and the like at state level: DC's county-equivalent, else decline
     usable: list[Measure] = []
@@ -483,45 +484,6 @@ def _listed_measures(p: Parse) -> bool:
     seps = re.compile(r"\s*(,|;|&|\band\b|\bplus\b|\bas well as\b|\balong with\b|/)\s*")
     masked = mask(p.t, p.blocked)
     return all(seps.search(masked[a.end:b.start]) for a, b in pairwise(strong))
-
-
-def _places_with_figures(places: list[Place], measures: list[Measure], cat: Catalog, notes: list[str],
-                         p: Parse) -> list[Place]:
-    """Census places (cities, towns, CDPs) have only population and housing units in the shipped data.  A place
-    asked for another figure is read as the county-equivalent that covers exactly its area (San Francisco,
-    Denver, Baltimore city), or — when its name is also a county of its state ("Maricopa, AZ") — as that
-    county, saying so; otherwise the question is declined with the fetch that would add the figure for places."""
-    out = []
-    for pl in places:
-        lacking = [m for m in measures if pl.level == "place" and not m.has_rows("place")]
-        if not lacking:
-            out.append(pl)
-            continue
-        assert pl.locality is not None
-        same = cat.same_area_county(pl.locality)
-        if same is not None:
-            notes.append(f"{pl.locality.label} covers exactly the area of {same.label}; its "
-                         f"{join_words([nice_name(m) for m in lacking])} read from that county-equivalent row.")
-            out.append(Place("county", same.state, same, pl.span, "rule", pl.text))
-            continue
-        # a name far more the county's than the place's ("Maricopa, AZ": 4.5 million people vs 58,000) reads as the
-        # county; "Austin, TX" (a city 30 times its namesake county) never does
-        if pl.namesake is not None and all(m.has_rows("county") for m in measures) and \
-                pl.namesake.population >= 10 * pl.locality.population:
-            c = pl.namesake
-            notes.append(f"“{pl.text}” read as {c.label}: the data has no "
-                         f"{join_words([nice_name(m) for m in lacking])} for {pl.locality.label} (a Census place "
-                         f"has only population and housing units here); ask for the population of "
-                         f"{pl.locality.label} for the city.")
-            out.append(Place("county", c.state, c, pl.span, "rule", pl.text))
-            continue
-        raise needs_fetch(lacking[0], p.tc[pl.span[0]:pl.span[1]] or pl.text, cat, levels=("place",),
-                          states=(pl.state.abbr,), suggestions=[
-                              f"What is the population of {pl.locality.label}?",
-                              f"How many housing units are in {pl.locality.label}?"],
-                          why=f"the data has only population and housing units for places such as "
-                              f"{pl.locality.label}")
-    return out
 
 
 def _per_n(p: Parse, cat: Catalog, measures: list[Measure], geo: GeoSet, notes: list[str]) -> Query:

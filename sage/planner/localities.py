@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from ..text import overlaps
 from .catalog import Catalog, County, Locality, State, counties_named, is_measure_word
-from .declines import Decline
+from .declines import Decline, needs_fetch
 from .parsed import Parse, Place
 from .vocabulary import COMMON_ENGLISH, KNOWN_WORDS, REGIONAL_WORDS, WORDLIKE_ABBRS, join_words, nice_name
 
@@ -278,6 +278,11 @@ def pick_bare(cat: Catalog, key: str, p: Parse | None = None) -> Locality | None
         # "Austin city vs Travis County", "the city of Houston" in "Texas's population": the one place of that
         # name in the state the question names (by a state, or another place or county in it)
         named = {pl.state.fips for pl in p.places} if p is not None else set()
+        if p is not None:  # a state written anywhere else in the question ("kansas city? the missouri one")
+            own = [(m.start(), m.end()) for m in re.finditer(r"\b" + r"\W+".join(map(re.escape, key.split())) + r"\b",
+                                                             p.t)]
+            named |= {cat.state_by_key[m.group(1)].fips for m in cat.state_pattern.finditer(p.t)
+                      if not overlaps(m.span(), own) and m.group(1) in cat.state_by_key}
         there = [x for x in places if x.state.fips in named]
         if len(there) == 1 and len(named) == 1 and not [c for c in counties if c.state.fips in named
                                                          and 10 * c.population > there[0].population
@@ -387,6 +392,45 @@ def is_place_word(word: str) -> bool:
     return word not in KNOWN_WORDS and word not in COMMON_ENGLISH and len(word) >= 3
 
 
+
+def places_with_figures(places: list[Place], measures: list[Measure], cat: Catalog, notes: list[str],
+                         p: Parse) -> list[Place]:
+    """Census places (cities, towns, CDPs) have only population and housing units in the shipped data.  A place
+    asked for another figure is read as the county-equivalent that covers exactly its area (San Francisco,
+    Denver, Baltimore city), or — when its name is also a county of its state ("Maricopa, AZ") — as that
+    county, saying so; otherwise the question is declined with the fetch that would add the figure for places."""
+    out = []
+    for pl in places:
+        lacking = [m for m in measures if pl.level == "place" and not m.has_rows("place")]
+        if not lacking:
+            out.append(pl)
+            continue
+        assert pl.locality is not None
+        same = cat.same_area_county(pl.locality)
+        if same is not None:
+            notes.append(f"{pl.locality.label} covers exactly the area of {same.label}; its "
+                         f"{join_words([nice_name(m) for m in lacking])} read from that county-equivalent row.")
+            out.append(Place("county", same.state, same, pl.span, "rule", pl.text))
+            continue
+        # a name far more the county's than the place's ("Maricopa, AZ": 4.5 million people vs 58,000) reads as the
+        # county; "Austin, TX" (a city 30 times its namesake county) never does
+        if pl.namesake is not None and all(m.has_rows("county") for m in measures) and \
+                pl.namesake.population >= 10 * pl.locality.population:
+            c = pl.namesake
+            notes.append(f"“{pl.text}” read as {c.label}: the data has no "
+                         f"{join_words([nice_name(m) for m in lacking])} for {pl.locality.label} (a Census place "
+                         f"has only population and housing units here); ask for the population of "
+                         f"{pl.locality.label} for the city.")
+            out.append(Place("county", c.state, c, pl.span, "rule", pl.text))
+            continue
+        raise needs_fetch(lacking[0], pl.text or p.tc[pl.span[0]:pl.span[1]], cat, levels=("place",),
+                          states=(pl.state.abbr,), suggestions=[
+                              f"What is the population of {pl.locality.label}?",
+                              f"How many housing units are in {pl.locality.label}?"],
+                          why=f"the data has only population and housing units for places such as "
+                              f"{pl.locality.label}")
+    return out
+
 __all__ = ["ALIASES", "CODED_LEVELS", "LEVEL_NAMES", "ambiguous", "bare_locality", "coded_level",
            "coded_level_decline", "find_aliases", "find_full_names", "find_localities", "find_state_led",
-           "is_place_word", "names_place_before", "pick_bare", "unknown_place"]
+           "is_place_word", "names_place_before", "pick_bare", "places_with_figures", "unknown_place"]

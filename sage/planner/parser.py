@@ -13,7 +13,7 @@ from ..census.semantic import load_gaps
 from ..text import normalize, overlaps
 from ..types import Chunk
 from .bare_names import find_unknown_places
-from .catalog import Catalog
+from .catalog import Catalog, State
 from .declines import Decline, place_suggestions, topic_suggestions
 from .localities import coded_level_decline
 from .measures import find_measures
@@ -56,6 +56,9 @@ def parse_question(question: str, chunks: Sequence[Chunk], cat: Catalog, earlier
     that are no place (their refusal suggests the question's measure), the scope checks, thresholds (bound to
     the measures found) and the level.  ``earlier`` is the text of an earlier question of the conversation
     that has no frame to edit (it was declined): it lends its places and measure like a preamble does."""
+    state = _only_a_state(question, cat) if earlier else None
+    if state is not None:  # "the missouri one" after "which Kansas City?": the earlier question, in that state
+        question, earlier = _in_state(earlier, state), ""
     context, ask = split_context(question)
     if earlier:  # an earlier question of the conversation lends what this one leaves open, like a preamble
         context = f"{earlier.rstrip('?.! ')}. {context}".strip()
@@ -76,6 +79,35 @@ def parse_question(question: str, chunks: Sequence[Chunk], cat: Catalog, earlier
     find_thresholds(p, cat)
     find_level(p, cat)
     return p
+
+
+_FILLER = frozenset("the one in i mean meant please ok okay sorry oh version city town county that of from thanks "
+                    "thank you yes yeah no state".split())
+
+
+def _in_state(question: str, state: State) -> str:
+    """``question`` with ``state`` written after its last capitalised name ("how many housing units are in kansas
+    city" -> "... kansas city, Missouri"), or at its end."""
+    text = question.rstrip("?.! ")
+    names = list(re.finditer(r"\b(?:[A-Z][a-z]+|[a-z]+ city)(?:\s+[A-Z][a-z]+)*", text))
+    if names:
+        end = names[-1].end()
+        return f"{text[:end]}, {state.name}{text[end:]}"
+    return f"{text}, {state.name}"
+
+
+def _only_a_state(question: str, cat: Catalog) -> State | None:
+    """The state a reply to "which one?" names, when it names nothing else ("the missouri one", "Illinois", "in
+    MO please"), or None."""
+    words = [w for w in re.findall(r"[a-z]+", normalize(question, lower=True)) if w not in _FILLER]
+    if not words or len(words) > 3:
+        return None
+    name = " ".join(words)
+    if name in cat.state_by_key:
+        return cat.state_by_key[name]
+    if len(words) == 1 and words[0].upper() in cat.state_by_abbr:
+        return cat.state_by_abbr[words[0].upper()]
+    return None
 
 
 #: abbreviations whose period does not end a sentence ("St. Louis", "Washington, D.C. and ...")
@@ -198,10 +230,13 @@ def _use_context_measures(p: Parse, context: str, cat: Catalog, chunks: Sequence
     ctx = Parse(question=context, tc=tc, t=tc.lower())
     try:
         find_places(ctx, cat)
+    except Decline:
+        pass  # "How many people live in Springfield?" asked which Springfield; its measure still counts
+    try:
         find_measures(ctx, cat, chunks)
     except Decline:
         return
-    strong = ctx.strong()
+    strong = ctx.strong() or [m for m in ctx.mentions if m.weak][:1]
     if len(strong) != 1:
         return
     end = len(p.t)

@@ -257,6 +257,8 @@ def _find_counties(p: Parse, cat: Catalog) -> None:
                         _add_county(p, cat, hits, (start, end), "alias")
                         break
             continue
+        if found is None and words and (words[-1] in cat.state_by_key or " ".join(words[-2:]) in cat.state_by_key):
+            continue  # "which vermont county has the highest ...": a state's counties, not a misspelt county
         if found is None:
             fuzzy = _fuzzy_county(words, suffix, cat)
             if fuzzy is None:
