@@ -48,7 +48,8 @@ _DECADE = re.compile(r"\b(?:over|in|during)\s+the\s+(?:last|past)\s+(?:decade|te
 #: words that ask how a value changed
 CHANGE_WORDS = re.compile(
     r"\b(chang(?:e|ed|es|ing)|grew(?!\s+up)|grow(?:n|s|ing|th)?(?!\s+up)|gain(?:ed|s)?|lost|los(?:e|es|ing)|loss(?:es)?|"
-    r"(?:(?<=did )|(?<=does )|(?<=do ))add\b|add(?:ed|s|ing)(?!\s+(?:up|together|them))|increas(?:e|ed|es|ing)|decreas(?:e|ed|es|ing)|"
+    r"(?:(?<=did )|(?<=does )|(?<=do ))add\b|add(?:ed|s|ing)(?!\s+(?:up|together|them))|"
+    r"increas(?:e|ed|es|ing)|decreas(?:e|ed|es|ing)|"
     r"declin(?:e|ed|es|ing)|ris(?:e|en|es|ing)|rose|fell|fall(?:en|ing|s)?|drop(?:ped|s)?|went\s+(?:up|down)|"
     r"gone\s+(?:up|down)|go\s+(?:up|down)|up\s+or\s+down|shr[aiu]nk(?:ing)?|trend(?:s|ing)?|over\s+time)\b")
 #: dollars as asked: the later period's dollars (the default for a change) or the dollars of each period
