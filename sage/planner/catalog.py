@@ -79,14 +79,19 @@ _PLACE_KINDS = (
 )
 
 
+@functools.cache
+def _place_kind_keys() -> tuple[tuple[str, str], ...]:
+    """The kinds' normalised forms, once: the catalog reads some 32,000 place names on every load."""
+    return tuple((geo_key(suffix), what) for suffix, what in _PLACE_KINDS)
+
+
 def place_bases(name: str) -> tuple[tuple[str, ...], str]:
     """The names a Census place is called by, and its kind: "Nashville-Davidson metropolitan government
     (balance)" -> (("nashville davidson", "nashville"), "government"); "Urban Honolulu CDP" ->
     (("urban honolulu", "honolulu"), "cdp"); "Kailua CDP (Honolulu County)" -> (("kailua",), "cdp")."""
     key = geo_key(re.sub(r"\s*\((?![^)]*balance)[^)]*\)\s*$", "", name))
     kind = ""
-    for suffix, what in _PLACE_KINDS:
-        s = geo_key(suffix)
+    for s, what in _place_kind_keys():
         if key.endswith(" " + s):
             key, kind = key[: -len(s) - 1].strip(), what
             break
