@@ -4,6 +4,8 @@ written into the test."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from sage import execute, guard
@@ -794,3 +796,22 @@ def test_consolidated_city_borough_named_by_its_city_name(planner, settings):
 def test_a_city_typed_first_before_its_state_is_declined_not_dropped(planner, question):
     plan = planner.plan(question, [])
     assert plan.declined and "city" in plan.assumptions[0]
+
+
+def _topics():
+    import json
+
+    path = Path(__file__).parent / "data" / "questions" / "retrieval_topics.jsonl"
+    return [pytest.param(json.loads(line), id=json.loads(line)["id"]) for line in path.read_text().splitlines()
+            if line.strip()]
+
+
+@pytest.mark.parametrize("row", _topics())
+def test_a_topic_the_data_lacks_is_declined_never_answered_with_a_total(planner, row):
+    """The blind topic set of issue 16 (tables that are not loaded): never answered with a loaded measure that
+    merely counts everyone (all people for "people who have serious difficulty walking"); a fetch it names is one
+    of the tables that would answer."""
+    plan = planner.plan(row["question"], [])
+    assert plan.declined, (row["question"], plan.standalone)
+    if plan.decline_kind == "needs_fetch":
+        assert set(plan.fetch["tables"]) & set(row["tables"]), (plan.fetch, row["tables"])

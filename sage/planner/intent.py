@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from ..census.semantic import Measure
 from .catalog import Catalog, counties_named
 from .changes import change_query
 from .declines import (
@@ -19,7 +20,7 @@ from .declines import (
     topic_suggestions,
 )
 from .frame import Op, Query
-from .measures import implied_measure
+from .measures import TOTALS, implied_measure, restricted_decline, restriction
 from .named import (
     RATIO,
     combined_places,
@@ -154,6 +155,7 @@ def _build(p: Parse, cat: Catalog) -> Query:
         if th.measure is not None and th.measure not in measures:
             measures.append(th.measure)
     measures = list(dict.fromkeys(measures))
+    _restricted_total(p, cat, measures)
 
     # ---------------------------------------------------------- an average over places is not computed here
     outside = mask(t, p.blocked + [m.span for m in p.mentions])
@@ -267,6 +269,17 @@ _OF_THE_US = re.compile(r"\b(americans|the us|the usa|the united states|the coun
 #: "the city proper, not St. Louis County", "rather than all of Honolulu County": a place named to be set aside
 _NEGATED = re.compile(r"\b(not|rather than|instead of|as opposed to|and not|but not|not counting|excluding|without|"
                       r"other than)\s+(all of\s+|the whole of\s+|the rest of\s+|the\s+|just\s+|including\s+)?$")
+
+
+def _restricted_total(p: Parse, cat: Catalog, measures: list[Measure]) -> None:
+    """A total asked of a subgroup the data does not count — "how many people in McDowell County have serious
+    difficulty walking", "households that heat with wood", "people born in Nevada", "registered nurses" — would be
+    answered with everyone: declined instead, naming the words that restrict it."""
+    if not measures or any(m.name not in TOTALS for m in measures) or p.change:
+        return
+    words = restriction(p, cat)
+    if words:
+        raise restricted_decline(p, cat, words, join_words([nice_name(m) for m in measures]))
 
 
 def _drop_negated(p: Parse, places: list[Place]) -> list[Place]:

@@ -9,12 +9,21 @@ from itertools import pairwise
 
 from ..census.codes import ACS_VARIABLE
 from ..census.mentions import Mention, find_mentions
-from ..census.semantic import Measure
+from ..census.semantic import Measure, load_gaps
 from ..types import Chunk
 from .catalog import Catalog
 from .declines import Decline, generic_suggestions, needs_fetch, place_questions, topic_suggestions
 from .parsed import Parse
-from .vocabulary import GROUP_FAMILIES, mask, nice_name
+from .vocabulary import (
+    COMMON_ENGLISH,
+    FUNCTION_WORDS,
+    GROUP_FAMILIES,
+    KNOWN_WORDS,
+    LEVEL_PLURAL,
+    LEVEL_SINGULAR,
+    mask,
+    nice_name,
+)
 
 #: synonyms of income that are also ranking words ("the poorest counties"); see :func:`find_measures`
 WEALTH_ADJECTIVES = frozenset(
@@ -163,6 +172,53 @@ def _listed_counts(p: Parse) -> None:
             m.weak = False
 
 
+#: totals that a question may restrict to a subgroup the data does not count ("people ... born in Nevada")
+TOTALS = frozenset({"population", "households", "housing_units"})
+#: words a question uses around a total that restrict nothing
+_FILLER = frozenset("""roughly actually approximately about around exactly currently today right now total overall
+    number count people persons residents inhabitants folks humans households homes houses dwellings units housing
+    live lives living reside resides residing located there here tell give show find know want wondering curious
+    estimate estimates figure figures data census acs please thanks hi hello hey quick question real really pretty
+    approx approximate ballpark rough exact latest recent current ppl pple peeps united america americans nation
+    country cities city towns town villages village places place cdps cdp municipalities boroughs""".split())
+
+
+#: "how many registered nurses live ...": the people counted, named before the verb
+_HOW_MANY = re.compile(r"\bhow many\s+((?:[a-z]+\s+){1,4}?)(?:live|lives|are|is|were|was|reside|work|in|of|have|has|"
+                       r"there)\b")
+#: "people ... who have serious difficulty walking", "households that heat with wood", "homes lacking plumbing"
+_WHO = re.compile(r"\b(?:people|persons|residents|households|homes|houses|housing units|units|women|men|children|kids|"
+                  r"adults|seniors|workers)\b(?:[\s,]+[a-z_]+){0,8}?"
+                  r"[\s,]+((?:who|that|which|with|without|have|has|had|lack\w*|heat\w*|use|using|born|were|are)"
+                  r"(?:[\s/,]+[a-z_]+){1,8})")
+
+
+def restriction(p: Parse, cat: Catalog, named: Sequence[Mention] = ()) -> list[str]:
+    """The words that restrict the people or homes a question counts to a subgroup — right after "how many"
+    ("registered nurses"), or in a clause after the noun ("people ... who have serious difficulty walking",
+    "households ... heat w/ wood", "homes ... lack complete plumbing") — that no measure, place or limit explains.
+    Preambles and asides elsewhere in the question are not read."""
+    # places, limits and scope clauses masked; the measure's own words kept (the noun the clause hangs on)
+    t = mask(p.t, p.blocked + [th.span for th in p.thresholds] + p.scope_spans)
+    found: list[str] = []
+    for rx in (_HOW_MANY, _WHO):
+        for mt in rx.finditer(t):
+            found += [w for w in re.findall(r"[a-z]+", mt.group(1)) if len(w) > 2 and w not in KNOWN_WORDS
+                      and w not in COMMON_ENGLISH and w not in _FILLER and w not in cat.state_words
+                      and w not in FUNCTION_WORDS and not LEVEL_PLURAL.fullmatch(w)
+                      and not LEVEL_SINGULAR.fullmatch(w)]
+    own = {w for m in (*p.mentions, *named) for w in re.findall(r"[a-z]+", p.t[m.start:m.end])}
+    return [w for w in dict.fromkeys(found) if w not in own]
+
+
+def restricted_decline(p: Parse, cat: Catalog, words: list[str], what: str) -> Decline:
+    """The decline of a count restricted to a subgroup no loaded table counts (see :func:`restriction`)."""
+    return Decline(f"“{' '.join(words)}”: the data counts all {what}, not only those the question describes — no "
+                   "loaded table has that breakdown, and the total would answer a different question. The table "
+                   "that has it can be found with `python -m sage census tables --search ...` (or on the Explore "
+                   "page) and loaded with `census fetch` (needs a Census API key).", topic_suggestions(p, cat))
+
+
 def _not_loaded(p: Parse, cat: Catalog) -> None:
     """A measure the question names that reads a table not loaded ("households that rent" is tenure, B25003) is
     declined with ``needs_fetch``, naming the table — never answered with a loaded measure that merely shares a
@@ -171,6 +227,12 @@ def _not_loaded(p: Parse, cat: Catalog) -> None:
         return
     every = find_mentions(p.t, list(cat.measures) + list(cat.inactive), blocked=p.blocked, fuzzy=False)
     inactive = {m.name for m in cat.inactive}
+    # "median age at first marriage for women": a topic the data has no table for at all is declined as such
+    # (check_scope names it), not as a fetch of the table of a word it shares ("women")
+    masked = mask(p.t, p.blocked)
+    if any(gap.find(masked, [m.span for m in every if m.measure.name not in inactive]) and not gap.lifted_by(
+            x.measure for x in every) for gap in load_gaps()):
+        return
     active = [m for m in p.mentions if not m.weak]
     for m in every:
         if not m.weak and m.measure.name in inactive:
@@ -178,6 +240,9 @@ def _not_loaded(p: Parse, cat: Catalog) -> None:
             if re.match(r"(over|under|above|below|older than|younger than|more than|less than)\s+\d", m.phrase) and \
                     any(0 <= m.start - a.end <= 12 for a in active):
                 continue
+            words = restriction(p, cat, every)
+            if words:  # "women who had a baby": not the count the fetch would load either
+                raise restricted_decline(p, cat, words, nice_name(m.measure))
             raise needs_fetch(m.measure, p.tc[m.start:m.end], cat, suggestions=topic_suggestions(p, cat))
     # "mean household income (not the median)": the data has the median; the mean is another table
     for m in p.mentions:

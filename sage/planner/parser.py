@@ -167,7 +167,9 @@ def split_context(question: str) -> tuple[str, str]:
     colon = re.search(r":\s+(?=(what|which|how|is|are|does|do|can|could|give|show|list|rank|compare|tell)\b)",
                       ask, re.IGNORECASE)
     # "US total population: give the change ...": a short label before the colon is the subject, not a preamble
-    if colon and colon.start() > 0 and len(ask[: colon.start()].split()) > 4:
+    label = ask[: colon.start()] if colon else ""
+    if colon and colon.start() > 0 and (len(label.split()) > 3 or re.match(
+            r"(for|in|on|as|to|from|with|about|re|hi|hey|ok|okay|so|quick|i|we|my|our)\b", label, re.IGNORECASE)):
         context = (context + " " + ask[: colon.start()]).strip()
         ask = ask[colon.end():]
     return context, ask
