@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from decimal import Decimal
 
+import pandas as pd
 import pytest
 
 from sage import charts
@@ -219,11 +220,47 @@ def test_map_from_state_names_alone():
     assert sorted(r["fips"] for r in dataset(d, d["transform"][0]["from"]["data"]["name"])) == ["19", "39", "49"]
 
 
-def test_skewed_counts_get_a_quantile_colour_scale():
-    values = [1, 2, 2, 3, 3, 3, 4, 4, 5, 5, 6, 900]
-    rows = [[f"0400000US{f:02d}", f"S{f}", v] for f, v in zip(range(1, 13), values, strict=True)]
-    d = spec_of(charts.build(["geo_id", "state_name", "people"], rows, "map"))
-    assert d["encoding"]["color"]["condition"]["scale"]["type"] == "quantile"
+def test_skewed_counts_get_colour_classes_whose_legend_labels_cannot_overlap():
+    # Texas-like county populations: a few huge counties, a median of about 19,000.  A quantile scale drew its
+    # legend as a gradient with the breaks at their values' positions, all at the left end, labels on top of each
+    # other; classes of equal counts in a symbol legend give every label a column of its own.
+    values = [4_758_579, 2_603_816, 2_135_743, 2_009_324, 1_116_601] + [900 + 350 * i for i in range(120)]
+    rows = [[f"0500000US48{2 * i + 1:03d}", f"County {i}", "Texas", v] for i, v in enumerate(values)]
+    d = spec_of(charts.build(["geo_id", "county_name", "state_name", "population"], rows, "map"))
+    color = d["encoding"]["color"]["condition"]
+    labels = color["scale"]["domain"]
+    assert color["type"] == "ordinal" and color["field"] == "cls" and color["sort"] == labels
+    assert len(labels) == len(set(labels)) == len(color["scale"]["range"]) == 5
+    assert labels[0].startswith("< ") and labels[-1].startswith("≥ ") and all(" – " in t for t in labels[1:-1])
+    assert all(len(t) <= 14 for t in labels)  # short enough for its column
+    legend = color["legend"]
+    assert legend["type"] == "symbol" and legend["columns"] == len(labels) and legend["direction"] == "horizontal"
+    assert "gradientLength" not in legend
+    assert NO_DATA_COLOR not in color["scale"]["range"]
+    # every row is in the class its value falls in, and the tooltip keeps the value itself
+    lookup = d["transform"][0]
+    joined = dataset(d, lookup["from"]["data"]["name"])
+    assert "cls" in lookup["from"]["fields"]
+    big = next(r for r in joined if r["v0"] == 4_758_579)
+    small = min(joined, key=lambda r: r["v0"])
+    assert (big["cls"], small["cls"]) == (labels[-1], labels[0])
+    assert [t["field"] for t in d["encoding"]["tooltip"]] == ["place", "v0"]
+
+
+def test_class_labels_by_unit():
+    from sage.charts.builders import _classes
+
+    values = pd.Series([10_000.0 * i for i in range(1, 40)] + [5_000_000.0])
+    _breaks, labels = _classes(values, "dollars")
+    assert labels[0].startswith("< $") and labels[-1].startswith("≥ $")
+    _breaks, labels = _classes(pd.Series([0.01 * i for i in range(1, 30)] + [0.9]), "percent")
+    assert labels[0].endswith("%") and labels[-1].endswith("%")
+
+
+def test_evenly_spread_values_keep_a_continuous_scale():
+    rows = [[f"0400000US{f:02d}", f"S{f}", 40 + f] for f in range(1, 13)]
+    color = spec_of(charts.build(["geo_id", "state_name", "people"], rows, "map"))["encoding"]["color"]["condition"]
+    assert color["type"] == "quantitative" and color["legend"]["labelOverlap"] == "greedy"
 
 
 # --- fallbacks ---------------------------------------------------------------------------------------------------

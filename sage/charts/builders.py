@@ -6,7 +6,10 @@ columns fit, and says why in ``ChartSpec.fallback_reason``.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
+import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
@@ -380,10 +383,12 @@ def _map(shape: Shape, hint: str, title: str | None) -> ChartSpec:
     fmt = d3_format(shape.units[m], data["v0"])
     values = data["v0"].dropna()
     skewed = len(values) > 8 and values.min() >= 0 and values.median() > 0 and values.max() / values.median() > 6
-    scale = alt.Scale(type="quantile", scheme=MAP_SCHEME) if skewed else alt.Scale(scheme=MAP_SCHEME, zero=False)
-    legend_format = _compact_format(shape.units[m]) if skewed else fmt
+    classes = _classes(values, shape.units[m]) if skewed else None
+    if classes is not None:
+        breaks, labels = classes
+        data["cls"] = [_class_of(v, breaks, labels) for v in data["v0"]]
     topo = topology(file)
-    fields_out = ["place", "v0"] + (["v0_moe"] if m in shape.moe else [])
+    fields_out = ["place", "v0"] + (["v0_moe"] if m in shape.moe else []) + (["cls"] if classes else [])
     tooltip = [alt.Tooltip("place:N", title=shape.label_title or "Place"),
                alt.Tooltip("v0:Q", title=humanize(m), format=fmt)]
     if m in shape.moe:
@@ -398,7 +403,8 @@ def _map(shape: Shape, hint: str, title: str | None) -> ChartSpec:
         # only the counties of those states: the map zooms to them, and the page sends ~20 kB instead of 800 kB
         topo = subset_topology(file, obj, states)
     with alt.utils.schemapi.debug_mode(False):
-        shapes = _map_shapes(data, fields_out, level, m, scale, legend_format, tooltip)
+        color = _class_color(m, classes[1]) if classes else _gradient_color(m, fmt)
+        shapes = _map_shapes(data, fields_out, level, color, tooltip)
         chart = shapes.project(type="identity").properties(height=460).configure_view(stroke=None)
         if title:
             chart = chart.properties(title=title)
@@ -409,24 +415,92 @@ def _map(shape: Shape, hint: str, title: str | None) -> ChartSpec:
     return ChartSpec("map", hint, chart=chart, note=" ".join(notes) or None)
 
 
-def _compact_format(unit: str) -> str:
-    """Short legend labels (``3.3M``, ``$120k``) for the class breaks of a quantile scale, which sit close."""
-    return {"dollars": "$.2~s", "percent": ".0%", "index": ".2f"}.get(unit, ".2~s")
+#: ColorBrewer "Blues" (6 classes) without its lightest, which is too close to the no-data grey: 2-5 classes take
+#: the darkest ones, so every class stands out from places without a value
+CLASS_COLORS: Final = ("#c6dbef", "#9ecae1", "#6baed6", "#3182bd", "#08519c")
+#: colour classes of a skewed measure (quantiles)
+MAP_CLASSES = 5
 
 
-def _map_shapes(data: pd.DataFrame, fields_out: list[str], level: str, m: str, scale: alt.Scale, fmt: str,
-                tooltip: list) -> alt.Chart:
+def _classes(values: pd.Series, unit: str) -> tuple[list[float], list[str]] | None:
+    """Quantile class breaks of a skewed measure, rounded to two significant digits, and a label per class.
+
+    A continuous colour scale would spend its whole range on a few very large places (Harris County's 4.8 million
+    people against a Texas median of 19,000), and Vega-Lite draws the legend of a quantile scale as a gradient
+    whose breaks sit at their values' positions: bunched at one end, their labels on top of each other.  Classes
+    of equal counts with labels a person can read (``< 7.1k``, ``7.1k – 19k``, ``≥ 200k``) in a symbol legend,
+    one entry per column, never overlap.
+    """
+    clean = sorted(float(v) for v in values)
+    if len(clean) < MAP_CLASSES:
+        return None
+    lows, highs = clean[0], clean[-1]
+    breaks: list[float] = []
+    for i in range(1, MAP_CLASSES):
+        q = _round_sig(statistics.quantiles(clean, n=MAP_CLASSES, method="inclusive")[i - 1])
+        if lows < q <= highs and (not breaks or q > breaks[-1]):
+            breaks.append(q)
+    if not breaks:
+        return None
+    text = [_compact(b, unit) for b in breaks]
+    labels = [f"< {text[0]}"] + [f"{a} – {b}" for a, b in itertools.pairwise(text)] + [f"≥ {text[-1]}"]
+    if len(set(labels)) != len(labels):
+        return None
+    return breaks, labels
+
+
+def _class_of(value: Any, breaks: list[float], labels: list[str]) -> str | None:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    return labels[bisect.bisect_right(breaks, float(value))]
+
+
+def _round_sig(value: float, digits: int = 2) -> float:
+    """``7149`` -> ``7100``, ``0.1234`` -> ``0.12``: class breaks people can read."""
+    if value == 0:
+        return 0.0
+    return round(value, digits - 1 - int(math.floor(math.log10(abs(value)))))
+
+
+def _compact(value: float, unit: str) -> str:
+    """A class break in few characters: ``7.1k``, ``4.8M``, ``$45k``, ``12%`` (a fraction), ``0.45``."""
+    if unit == "percent":
+        return f"{value * 100:.3g}%"
+    if unit == "index":
+        return f"{value:.2f}"
+    for size, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= size:
+            text = f"{value / size:.3g}{suffix}"
+            break
+    else:
+        text = f"{value:.3g}"
+    return "$" + text if unit == "dollars" else text
+
+
+def _class_color(m: str, labels: list[str]) -> alt.Color:
+    """Colour by class: an ordinal scale over the class labels, in a symbol legend of one column per class."""
+    return alt.Color("cls:O", title=humanize(m), sort=labels,
+                     scale=alt.Scale(domain=labels, range=list(CLASS_COLORS[-len(labels):])),
+                     legend=alt.Legend(type="symbol", orient="bottom", direction="horizontal", columns=len(labels),
+                                       symbolType="square", symbolSize=160, symbolStrokeWidth=0, labelLimit=120,
+                                       columnPadding=14, titleLimit=320))
+
+
+def _gradient_color(m: str, fmt: str) -> alt.Color:
+    """Colour on a continuous scale (values spread evenly enough), in a gradient legend."""
+    return alt.Color("v0:Q", title=humanize(m), scale=alt.Scale(scheme=MAP_SCHEME, zero=False),
+                     legend=alt.Legend(format=fmt, orient="bottom", direction="horizontal", gradientLength=320,
+                                       titleLimit=320, labelOverlap="greedy"))
+
+
+def _map_shapes(data: pd.DataFrame, fields_out: list[str], level: str, color: alt.Color, tooltip: list) -> alt.Chart:
     """The choropleth layer: features (from the chart's top-level data) joined to the rows on FIPS."""
     return (
         alt.Chart()
         .mark_geoshape(stroke="white", strokeWidth=0.7 if level == "state" else 0.25)
         .transform_lookup(lookup="id", from_=alt.LookupData(data=data, key="fips", fields=fields_out))
         .encode(
-            color=alt.when("isValid(datum.v0)")
-            .then(alt.Color("v0:Q", title=humanize(m), scale=scale,
-                            legend=alt.Legend(format=fmt, orient="bottom", direction="horizontal",
-                                              gradientLength=320, titleLimit=320, labelOverlap="greedy")))
-            .otherwise(alt.value(NO_DATA_COLOR)),
+            color=alt.when("isValid(datum.v0)").then(color).otherwise(alt.value(NO_DATA_COLOR)),
             tooltip=tooltip,
         )
     )
