@@ -263,6 +263,106 @@ def test_evenly_spread_values_keep_a_continuous_scale():
     assert color["type"] == "quantitative" and color["legend"]["labelOverlap"] == "greedy"
 
 
+# --- places on a point map, levels without a map (issue 17) --------------------------------------------------------
+
+TX_CITIES = [["Houston city, Texas", 2_300_419], ["San Antonio city, Texas", 1_458_954],
+             ["Dallas city, Texas", 1_299_553], ["Austin city, Texas", 967_862]]
+
+
+def points_layer(d: dict) -> dict:
+    return layer_of(d, "circle")
+
+
+def test_places_by_name_get_a_point_map_at_their_internal_points_over_their_state():
+    spec = charts.build(["name", "population"], TX_CITIES, "map")
+    assert (spec.kind, spec.fallback_reason, spec.note) == ("map", None, None)
+    d = spec_of(spec)
+    assert d["projection"] == {"type": "albersUsa"}
+    outline = layer_of(d, "geoshape")
+    assert "data" not in outline  # the states come from the top-level topology
+    assert d["data"]["format"] == {"type": "topojson", "feature": "states"}
+    assert [g["id"] for g in dataset(d)["objects"]["states"]["geometries"]] == ["48"]  # zoomed to Texas
+    dots = points_layer(d)
+    enc = dots["encoding"]
+    assert (enc["longitude"]["field"], enc["latitude"]["field"]) == ("lon", "lat")
+    rows = {r["place"]: r for r in d["datasets"][dots["data"]["name"]]}
+    # the Census internal point from data/geo/places_internal_points.csv (PLACES-SOURCE.md's spot check)
+    assert (rows["Austin city, Texas"]["lat"], rows["Austin city, Texas"]["lon"]) == (30.298622, -97.754134)
+    # a count sizes the dots (area, from zero); round legend values no larger than the largest place
+    assert enc["size"]["field"] == "v0" and enc["size"]["scale"]["zero"] is True
+    assert enc["size"]["legend"]["values"] == [200_000, 1_000_000, 2_000_000]
+    assert [t["field"] for t in enc["tooltip"]] == ["place", "v0"]
+
+
+def test_a_place_rate_colours_the_dots_and_places_in_several_states_show_the_country():
+    rows = [["Austin city, Texas", 12.1], ["Seattle city, Washington", 9.8], ["Chicago city, Illinois", 16.9],
+            ["Los Angeles city, California", 16.5]]
+    d = spec_of(charts.build(["name", "poverty_rate_pct"], rows, "map"))
+    enc = points_layer(d)["encoding"]
+    assert enc["color"]["field"] == "v0" and enc["color"]["legend"]["format"] == ".1%"
+    assert enc["size"] == {"value": 70}
+    assert len(dataset(d)["objects"]["states"]["geometries"]) >= 50
+
+
+def test_place_rows_with_a_state_column_are_places_not_states():
+    # the Explore page's place rows: geo_id, name, state_abbr, estimate, margin_error
+    rows = [["1600000US4835000", "Houston city, Texas", "TX", 2_300_419, 4_000],
+            ["1600000US4805000", "Austin city, Texas", "TX", 967_862, 3_000],
+            ["1600000US7276770", "San Juan zona urbana, Puerto Rico", "PR", 300_000, 2_000]]
+    spec = charts.build(["geo_id", "name", "state_abbr", "population", "margin_error"], rows, "map")
+    d = spec_of(spec)
+    assert spec.kind == "map" and d["projection"]["type"] == "albersUsa"
+    assert "1 place(s) are not on this map" in spec.note  # Puerto Rico is outside the Albers USA projection
+    dots = points_layer(d)
+    assert "v0_moe" in [t["field"] for t in dots["encoding"]["tooltip"]]
+
+
+def test_a_ranking_of_places_offers_their_point_map_beside_the_bars():
+    spec = charts.build(["name", "population"], TX_CITIES, "bar")
+    assert spec.kind == "bar" and spec.alternate is not None and spec.alternate.kind == "map"
+    assert layer_of(spec_of(spec.alternate), "circle")
+    # states and counties have no alternate (their map is a hint of its own)
+    assert charts.build(["geo_id", "state_name", "population"], STATES, "bar").alternate is None
+
+
+def test_too_many_places_for_bars_become_a_point_map():
+    rows = [[r[0], r[1]] for r in TX_CITIES] * 20  # 80 rows
+    rows = [[f"{name}", v + i] for i, (name, v) in enumerate(rows)]
+    spec = charts.build(["name", "population"], rows, "bar")
+    assert spec.kind == "map" and "too many for a bar chart" in spec.fallback_reason
+
+
+@pytest.mark.parametrize(
+    "columns, rows, words",
+    [
+        (["geo_id", "name", "median_household_income"],
+         [["1400000US48453001100", "Census Tract 11; Travis County; Texas", 90_000],
+          ["1400000US48453001200", "Census Tract 12; Travis County; Texas", 80_000]], "census tracts"),
+        (["name", "population"], [["ZCTA5 78701", 12_000], ["ZCTA5 78702", 23_000]],
+         "ZIP code tabulation areas (ZCTAs)"),
+        (["name", "population"], [["Austin-Round Rock-San Marcos, TX Metro Area", 2_400_000],
+                                  ["Dallas-Fort Worth-Arlington, TX Metro Area", 7_900_000]], "metro and micro areas"),
+        (["geo_id", "name", "state_name", "population"],
+         [["5001800US4821", "Congressional District 21 (118th Congress), Texas", "Texas", 780_000],
+          ["5001800US4835", "Congressional District 35 (118th Congress), Texas", "Texas", 790_000]],
+         "congressional districts"),
+    ],
+)
+def test_levels_with_neither_shapes_nor_points_get_a_bar_chart_and_say_why(columns, rows, words):
+    spec = charts.build(columns, rows, "map")
+    assert spec.kind == "bar" and spec.alternate is None
+    assert spec.fallback_reason == (f"census-sage has neither boundaries nor points for {words}, so there is no map: "
+                                    "showing a bar chart.")
+
+
+def test_many_tracts_are_a_table_not_a_map():
+    rows = [[f"1400000US48453{i:06d}", "Travis County", "Texas", i] for i in range(100)]
+    spec = charts.build(["geo_id", "county_name", "state_name", "population"], rows, "bar")
+    assert spec.kind == "table" and "too many" in spec.fallback_reason
+    spec = charts.build(["geo_id", "county_name", "state_name", "population"], rows, "map")
+    assert spec.kind == "table" and "neither boundaries nor points for census tracts" in spec.fallback_reason
+
+
 # --- fallbacks ---------------------------------------------------------------------------------------------------
 
 

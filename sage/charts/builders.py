@@ -18,7 +18,17 @@ import altair as alt
 import pandas as pd
 
 from ..types import DISPLAY_HINTS
-from .geo import feature_ids, fips_codes, inline_topology, subset_topology, topology
+from .geo import (
+    LEVEL_PLURALS,
+    UNMAPPED_LEVELS,
+    feature_ids,
+    fips_codes,
+    inline_topology,
+    place_points,
+    result_level,
+    subset_topology,
+    topology,
+)
 from .shape import MAX_SERIES, Shape, analyse, d3_format, format_value, humanize, to_frame
 
 #: beyond this many places a ranked bar chart stops being readable (51 states + DC + PR still fit)
@@ -56,7 +66,8 @@ class ChartSpec:
     ``kind`` is what will be drawn (one of :data:`~sage.types.DISPLAY_HINTS`), ``hint`` what the planner asked
     for; when they differ, ``fallback_reason`` says why in words a user can read.  ``chart`` is an Altair chart for
     bar/grouped/map, ``metrics`` the numbers for big/statrow.  ``note`` carries remarks that are not a fallback (a
-    measure left out of a map, places the map cannot draw).
+    measure left out of a map, places the map cannot draw).  ``alternate`` is another view of the same rows worth
+    offering beside it (the point map of the Census places a bar chart ranks).
     """
 
     kind: str
@@ -65,6 +76,7 @@ class ChartSpec:
     metrics: list[Metric] = field(default_factory=list)
     fallback_reason: str | None = None
     note: str | None = None
+    alternate: ChartSpec | None = None
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -132,10 +144,8 @@ def _numbers(shape: Shape, hint: str, title: str | None) -> ChartSpec:
         return _fallback(_grouped(shape, hint, title), reason + ": showing a grouped bar chart.")
     if shape.label and n <= MAX_BARS:
         return _fallback(_bar(shape, hint, title), reason + ": showing a bar chart.")
-    if shape.label:
-        codes, level = fips_codes(shape.frame)
-        if codes:
-            return _fallback(_map(shape, hint, title), reason + ": showing a map.")
+    if shape.label and _can_map(shape.frame):
+        return _fallback(_map(shape, hint, title), reason + ": showing a map.")
     return ChartSpec("table", hint, fallback_reason=reason + ": showing the table.")
 
 
@@ -206,8 +216,7 @@ def _bar(shape: Shape, hint: str, title: str | None) -> ChartSpec:
     if shape.series is not None:
         return _grouped(shape, hint, title)
     if n > MAX_BARS:
-        codes, _level = fips_codes(shape.frame)
-        if codes:
+        if _can_map(shape.frame):
             return _fallback(_map(shape, hint, title), f"{n:,} places are too many for a bar chart: showing a map.")
         return ChartSpec("table", hint, fallback_reason=f"{n:,} rows are too many for a bar chart: showing the table.")
     m = shape.measures[0]
@@ -217,7 +226,9 @@ def _bar(shape: Shape, hint: str, title: str | None) -> ChartSpec:
     data, fields = _plot_frame(shape, [m])
     chart = _bar_chart(data, "v0", humanize(m), shape.label_title, shape.units[m], has_moe=m in shape.moe,
                        title=title)
-    return ChartSpec("bar", hint, chart=chart, note=note)
+    alternate = _point_map(shape, hint, title) if result_level(shape.frame) == "place" else None
+    return ChartSpec("bar", hint, chart=chart, note=note,
+                     alternate=alternate if alternate is not None and alternate.kind == "map" else None)
 
 
 def _order(data: pd.DataFrame, field_name: str) -> list[str]:
@@ -353,17 +364,39 @@ def _grouped_chart(long: pd.DataFrame, unit: str, label_title: str, value_title:
     return chart
 
 
+def _can_map(frame: pd.DataFrame) -> bool:
+    """Whether the rows can be drawn on a map: states and counties by FIPS code, Census places by their point."""
+    level = result_level(frame)
+    if level == "place":
+        return place_points(frame) is not None
+    if level in UNMAPPED_LEVELS:
+        return False
+    return fips_codes(frame)[0] is not None
+
+
+def _no_map(shape: Shape, hint: str, title: str | None, reason: str) -> ChartSpec:
+    """The closest thing to a map of rows that cannot be mapped: a bar chart, the number, or the table."""
+    n = len(shape.frame)
+    if shape.label and 1 < n <= MAX_BARS:
+        return _fallback(replace(_bar(shape, hint, title), alternate=None), reason + ": showing a bar chart.")
+    if n == 1:
+        return _fallback(_numbers(shape, hint, title), reason + ": showing the number.")
+    return ChartSpec("table", hint, fallback_reason=reason + ": showing the table.")
+
+
 def _map(shape: Shape, hint: str, title: str | None) -> ChartSpec:
-    """A choropleth of the first measure over states or counties, joined on FIPS to the shipped TopoJSON."""
+    """A choropleth of the first measure over states or counties, joined on FIPS to the shipped TopoJSON; a point
+    map for Census places; for levels that have neither shapes nor points, a bar chart saying why."""
+    level = result_level(shape.frame)
+    if level == "place":
+        return _point_map(shape, hint, title)
+    if level in UNMAPPED_LEVELS:
+        return _no_map(shape, hint, title, f"census-sage has neither boundaries nor points for "
+                                           f"{LEVEL_PLURALS[level]}, so there is no map")
     codes, level = fips_codes(shape.frame)
     n = len(shape.frame)
     if codes is None or level is None:  # (both or neither)
-        reason = "The result has no FIPS code or GEOID to place it on a map"
-        if shape.label and 1 < n <= MAX_BARS:
-            return _fallback(_bar(shape, hint, title), reason + ": showing a bar chart.")
-        if n == 1:
-            return _fallback(_numbers(shape, hint, title), reason + ": showing the number.")
-        return ChartSpec("table", hint, fallback_reason=reason + ": showing the table.")
+        return _no_map(shape, hint, title, "The result has no FIPS code or GEOID to place it on a map")
     if n == 1:
         return _fallback(_numbers(shape, hint, title), "A map of a single place says little: showing the number.")
     m = shape.measures[0]
@@ -414,6 +447,89 @@ def _map(shape: Shape, hint: str, title: str | None) -> ChartSpec:
     chart.data = inline_topology(topo, obj)
     return ChartSpec("map", hint, chart=chart, note=" ".join(notes) or None)
 
+
+def _point_map(shape: Shape, hint: str, title: str | None) -> ChartSpec:
+    """Census places as dots at their internal points over the state outlines: sized by a count, coloured by any
+    other measure (a rate or a median drawn as a size would read as an amount)."""
+    points = place_points(shape.frame)
+    n = len(shape.frame)
+    if points is None:
+        return _no_map(shape, hint, title, "The places in the result have no internal point to place them on a map")
+    if n == 1:
+        return _fallback(_numbers(shape, hint, title), "A map of a single place says little: showing the number.")
+    m = shape.measures[0]
+    notes = []
+    if len(shape.measures) > 1:
+        notes.append(f"Mapped {humanize(m)}; the other columns are in the table.")
+    data, _fields = _plot_frame(shape, [m])
+    data["geo_id"] = [p[0] if p else None for p in points]
+    data["lat"] = [p[1] if p else None for p in points]
+    data["lon"] = [p[2] if p else None for p in points]
+    states = {str(g)[9:11] for g in data["geo_id"] if g}
+    unplaced = int(data["lat"].isna().sum())
+    outside = int(sum(1 for g in data["geo_id"] if g and not _in_albers_usa(str(g)[9:11])))
+    drawn = data["geo_id"].map(lambda g: isinstance(g, str) and _in_albers_usa(g[9:11])).astype(bool)
+    data = data[data["lat"].notna() & data["v0"].notna() & drawn]
+    if outside:
+        notes.append(f"{outside} place(s) are not on this map (Puerto Rico and the island areas are not drawn).")
+    if unplaced:
+        notes.append(f"{unplaced} row(s) could not be placed (no Census place point for them).")
+    if data.empty:
+        return _no_map(shape, hint, title, "None of the places has a value and a point to draw")
+    unit = shape.units[m]
+    fmt = d3_format(unit, data["v0"])
+    tooltip = [alt.Tooltip("place:N", title=shape.label_title or "Place"),
+               alt.Tooltip("v0:Q", title=humanize(m), format=fmt)]
+    if m in shape.moe:
+        tooltip.append(alt.Tooltip("v0_moe:Q", title="Margin of error (90%)", format=fmt))
+    legend: dict[str, Any] = {"orient": "bottom", "direction": "horizontal", "titleLimit": 320}
+    if unit == "count" and data["v0"].min() >= 0:
+        encoding = {"size": alt.Size("v0:Q", title=humanize(m), scale=alt.Scale(range=[12, 900], zero=True),
+                                     legend=alt.Legend(format="~s", values=_size_steps(float(data["v0"].max())),
+                                                       symbolFillColor=POINT_COLOR, symbolStrokeColor="white",
+                                                       **legend)),
+                    "color": alt.value(POINT_COLOR)}
+    else:
+        encoding = {"size": alt.value(70),
+                    "color": alt.Color("v0:Q", title=humanize(m), scale=alt.Scale(range=list(POINT_RAMP)),
+                                       legend=alt.Legend(format=fmt, gradientLength=280, labelOverlap="greedy",
+                                                         **legend))}
+    data = data.sort_values("v0", ascending=False, kind="stable")  # big dots first, small ones drawn on top
+    shown = tuple(sorted(f for f in states if _in_albers_usa(f)))
+    topo = topology("states-10m.json")
+    if 0 < len(shown) <= MAX_ZOOM_STATES:
+        topo = subset_topology("states-10m.json", "states", shown)  # the map zooms to the places' states
+    with alt.utils.schemapi.debug_mode(False):
+        outline = alt.Chart().mark_geoshape(fill=OUTLINE_FILL, stroke="white", strokeWidth=1)
+        dots = (alt.Chart(data[["place", "v0", "lat", "lon"] + (["v0_moe"] if m in shape.moe else [])])
+                .mark_circle(opacity=0.8, stroke="white", strokeWidth=0.6)
+                .encode(longitude="lon:Q", latitude="lat:Q", tooltip=tooltip, **encoding))
+        chart = (alt.layer(outline, dots).project(type="albersUsa").properties(height=460)
+                 .configure_view(stroke=None))
+        if title:
+            chart = chart.properties(title=title)
+    chart.data = inline_topology(topo, "states")  # top level, by reference (see _map)
+    return ChartSpec("map", hint, chart=chart, note=" ".join(notes) or None)
+
+
+def _in_albers_usa(state_fips: str) -> bool:
+    """The Albers USA projection draws the 50 states and DC (FIPS below 60), not Puerto Rico and the island areas."""
+    return state_fips.isdigit() and int(state_fips) < 60
+
+
+def _size_steps(top: float) -> list[float]:
+    """Three round values for a size legend, none above the largest (``200k, 1M, 2M`` for 2.3 million)."""
+    if top <= 0:
+        return []
+    unit = 10 ** math.floor(math.log10(top))
+    high = math.floor(top / unit) * unit
+    return sorted({v for v in (_round_sig(high / 8, 1), _round_sig(high / 2, 1), float(high)) if 0 < v <= top})
+
+
+#: a place's dot (sized by a count) and the ramp of dots coloured by a rate or a median, over light grey states
+POINT_COLOR: Final = "#2563eb"
+POINT_RAMP: Final = ("#9ecae1", "#08306b")
+OUTLINE_FILL: Final = "#eef0f3"
 
 #: ColorBrewer "Blues" (6 classes) without its lightest, which is too close to the no-data grey: 2-5 classes take
 #: the darkest ones, so every class stands out from places without a value
