@@ -153,11 +153,25 @@ def test_grouped_bars_side_by_side_for_measures_of_one_unit():
     rows = [["Texas", 15_000_000, 14_600_000], ["Ohio", 5_900_000, 5_900_000]]
     spec = charts.build(["state_name", "men", "women"], rows, "grouped")
     assert spec.kind == "grouped"
-    enc = spec_of(spec)["encoding"]
+    d = spec_of(spec)
+    enc = layer_of(d, "bar")["encoding"]
     assert enc["yOffset"]["field"] == "series" and enc["color"]["field"] == "series"
     assert enc["x"]["field"] == "value" and enc["x"]["axis"]["format"] == ",.0f"
     assert enc["y"]["sort"] == ["Texas", "Ohio"]
     assert {t["field"] for t in enc["tooltip"]} == {"place", "series", "value"}
+    assert [layer["mark"]["type"] for layer in d["layer"]] == ["bar"]  # no margins, no whiskers
+
+
+def test_grouped_bars_get_error_bars_from_their_margins():
+    rows = [["Texas", 15.1, 0.2, 14.0, 0.3], ["Ohio", 13.0, 0.25, 12.9, 0.2]]
+    d = spec_of(charts.build(["state_name", "poverty_pct", "poverty_pct_moe", "child_poverty_pct",
+                              "child_poverty_pct_moe"], rows, "grouped"))
+    rule = layer_of(d, "rule")["encoding"]
+    assert (rule["x"]["field"], rule["x2"]["field"]) == ("low", "high")
+    assert rule["yOffset"]["field"] == "series"  # one whisker per bar of the group
+    texas = next(r for r in dataset(d) if r["place"] == "Texas" and r["series"] == "Poverty")
+    assert (texas["low"], texas["high"]) == (pytest.approx(0.149), pytest.approx(0.153))
+    assert "moe" in [t["field"] for t in layer_of(d, "bar")["encoding"]["tooltip"]]
 
 
 def test_grouped_long_form_uses_the_second_text_column_as_series():
@@ -165,7 +179,7 @@ def test_grouped_long_form_uses_the_second_text_column_as_series():
             ["Iowa", "noncitizen", 75.0]]
     spec = charts.build(["state_name", "group", "insured_pct"], rows, "grouped")
     d = spec_of(spec)
-    assert spec.kind == "grouped" and d["encoding"]["color"]["field"] == "series"
+    assert spec.kind == "grouped" and layer_of(d, "bar")["encoding"]["color"]["field"] == "series"
     assert {r["series"] for r in dataset(d)} == {"native", "noncitizen"}
 
 
@@ -261,6 +275,100 @@ def test_evenly_spread_values_keep_a_continuous_scale():
     rows = [[f"0400000US{f:02d}", f"S{f}", 40 + f] for f in range(1, 13)]
     color = spec_of(charts.build(["geo_id", "state_name", "people"], rows, "map"))["encoding"]["color"]["condition"]
     assert color["type"] == "quantitative" and color["legend"]["labelOverlap"] == "greedy"
+
+
+# --- a change between two periods, the difference of two places (issue 14) -----------------------------------------
+
+CHANGE_COLUMNS = ["county_name", "state_name", "median_household_income_2014_2018",
+                  "median_household_income_2019_2023", "change", "change_moe", "pct_change", "pct_change_moe"]
+# the offline planner's rows for Travis, Williamson, Bastrop and Hays counties, TX (2014-2018 in 2023 dollars)
+CHANGES = [["Travis County", "Texas", 87361, 97169, 9808.09, 1632.54, 11.2, 2.0],
+           ["Williamson County", "Texas", 101861, 108309, 6447.78, 2442.93, 6.3, 2.4],
+           ["Bastrop County", "Texas", 76698, 82811, 6113.0, 6500.0, 8.0, 8.9],
+           ["Hays County", "Texas", 80170, 85735, 5565.0, 3400.0, 6.9, 4.4]]
+
+
+def test_a_change_of_one_place_shows_both_periods_the_change_and_the_percent_change_with_margins():
+    spec = charts.build(CHANGE_COLUMNS, CHANGES[:1], "statrow")
+    assert spec.kind == "statrow" and spec.chart is None and spec.fallback_reason is None
+    assert [(m.label, m.value, m.moe) for m in spec.metrics] == [
+        ("2014-2018", "$87,361", None), ("2019-2023", "$97,169", None),
+        ("Change", "+$9,808", "± $1,633"), ("Percent change", "+11.2%", "± 2.0%")]
+    assert spec.note == "Median household income, 2014-2018 → 2019-2023 · Travis County, Texas"
+    # a loss keeps its sign
+    lost = [["Loving County", "Texas", 100, 64, -36, None, -36.0, None]]
+    spec = charts.build(["county_name", "state_name", "population_2014_2018", "population_2019_2023", "change",
+                         "change_moe", "pct_change", "pct_change_moe"], lost, "big")
+    assert [(m.value, m.moe) for m in spec.metrics[2:]] == [("-36", None), ("-36.0%", None)]
+
+
+def test_a_ranked_change_draws_both_periods_beside_the_change_with_its_error_bars():
+    spec = charts.build(CHANGE_COLUMNS, CHANGES, "bar")
+    assert spec.kind == "bar" and spec.fallback_reason is None
+    assert spec.note == "Median household income, 2014-2018 → 2019-2023"
+    d = spec_of(spec)
+    dumbbell, bars = d["hconcat"]
+    order = ["Travis County, Texas", "Williamson County, Texas", "Bastrop County, Texas", "Hays County, Texas"]
+    # both periods of each place: a line from the earlier to the later value and a dot at each
+    line, dots = layer_of(dumbbell, "rule")["encoding"], layer_of(dumbbell, "circle")["encoding"]
+    assert line["y"]["sort"] == dots["y"]["sort"] == order
+    assert dots["color"]["scale"]["domain"] == ["2014-2018", "2019-2023"]
+    assert dots["x"]["axis"]["format"] == "$,.0f" and dots["x"]["scale"]["zero"] is False
+    periods = d["datasets"][dumbbell["layer"][1]["data"]["name"]]
+    assert {(r["place"], r["period"]): r["value"] for r in periods}[("Travis County, Texas", "2014-2018")] == 87361
+    # the change, ranked as the query ranked it, with whiskers at change ± MOE
+    bar, rule = layer_of(bars, "bar")["encoding"], layer_of(bars, "rule")["encoding"]
+    assert bar["y"]["sort"] == order and bar["y"]["axis"] is None  # the dumbbell names the places
+    assert bar["x"]["title"] == "Change, 2014-2018 → 2019-2023" and bar["x"]["axis"]["format"] == "$,.0f"
+    assert (rule["x"]["field"], rule["x2"]["field"]) == ("v0_low", "v0_high")
+    rows = {r["place"]: r for r in d["datasets"][bars["data"]["name"]]}
+    assert (rows["Bastrop County, Texas"]["v0_low"], rows["Bastrop County, Texas"]["v0_high"]) == (-387.0, 12613.0)
+    assert bar["x"]["scale"]["domain"][0] < -387  # the whisker that reaches below zero stays on the chart
+
+
+def test_a_ranking_by_percent_change_bars_the_percent_change():
+    rows = sorted(CHANGES, key=lambda r: r[6], reverse=True)
+    d = spec_of(charts.build(CHANGE_COLUMNS, rows, "bar"))
+    bar = layer_of(d["hconcat"][1], "bar")["encoding"]
+    assert bar["x"]["title"] == "Percent change, 2014-2018 → 2019-2023" and bar["x"]["axis"]["format"] == ".1%"
+    assert bar["y"]["sort"][0] == "Travis County, Texas"
+
+
+def test_a_change_without_margins_has_no_whiskers():
+    rows = [["Collin County", "Texas", 944350, 1116601, 172251, None, 18.2, None],
+            ["Harris County", "Texas", 4602523, 4758579, 156056, None, 3.4, None]]
+    d = spec_of(charts.build(["county_name", "state_name", "population_2014_2018", "population_2019_2023",
+                              "change", "change_moe", "pct_change", "pct_change_moe"], rows, "bar"))
+    bars = d["hconcat"][1]
+    assert [layer["mark"]["type"] for layer in bars["layer"]] == ["bar", "text", "text"]
+
+
+def test_a_change_asked_as_a_map_maps_the_change():
+    rows = [[f"0500000US48{2 * i + 1:03d}", f"County {i}", "Texas", 100 + i, 110 + 3 * i, 10 + 2 * i, None,
+             10.0, None] for i in range(12)]
+    spec = charts.build(["geo_id", "county_name", "state_name", "population_2014_2018", "population_2019_2023",
+                         "change", "change_moe", "pct_change", "pct_change_moe"], rows, "map")
+    assert spec.kind == "map" and spec.note.startswith("Mapped the change, 2014-2018 → 2019-2023")
+    d = spec_of(spec)
+    assert d["encoding"]["color"]["condition"]["title"] == "Change"
+    # losses and gains: a diverging scale centred on zero
+    rows[0][5] = -40
+    color = spec_of(charts.build(["geo_id", "county_name", "state_name", "population_2014_2018",
+                                  "population_2019_2023", "change", "change_moe", "pct_change", "pct_change_moe"],
+                                 rows, "map"))["encoding"]["color"]["condition"]
+    assert color["scale"] == {"scheme": "redblue", "domainMid": 0}
+
+
+def test_the_difference_of_two_places_shows_both_values_and_the_difference_with_margins():
+    columns = ["first_place", "second_place", "first_median_household_income", "second_median_household_income",
+               "difference", "first_median_household_income_moe", "second_median_household_income_moe",
+               "difference_moe"]
+    rows = [["Williamson County, Texas", "Travis County, Texas", 108309, 97169, 11140, 2023, 1289, 2398.76]]
+    spec = charts.build(columns, rows, "statrow")
+    assert spec.kind == "statrow" and spec.note == "Median household income"
+    assert [(m.label, m.value, m.moe) for m in spec.metrics] == [
+        ("Williamson County, Texas", "$108,309", "± $2,023"), ("Travis County, Texas", "$97,169", "± $1,289"),
+        ("Difference", "+$11,140", "± $2,399")]
 
 
 # --- places on a point map, levels without a map (issue 17) --------------------------------------------------------

@@ -29,7 +29,20 @@ from .geo import (
     subset_topology,
     topology,
 )
-from .shape import MAX_SERIES, Shape, analyse, d3_format, format_value, humanize, to_frame
+from .shape import (
+    MAX_SERIES,
+    Change,
+    Difference,
+    Shape,
+    analyse,
+    change_of,
+    d3_format,
+    difference_of,
+    format_value,
+    humanize,
+    to_frame,
+    unit_of,
+)
 
 #: beyond this many places a ranked bar chart stops being readable (51 states + DC + PR still fit)
 MAX_BARS = 60
@@ -44,9 +57,16 @@ INSIDE_LABEL_SHARE = 0.55
 #: a county map of at most this many states zooms to them
 MAX_ZOOM_STATES = 3
 
+#: whiskers of the 90% interval (value ± margin of error) on bars
+WHISKER_COLOR: Final = "#1f2937"
+#: the earlier and the later period of a change (a light and a dark blue)
+PERIOD_COLORS: Final = ("#93c5fd", "#1d4ed8")
+
 #: the colour of places with no value on a map (bars take the theme's first chart colour)
 NO_DATA_COLOR = "#e4e7ec"
 MAP_SCHEME: Final = "blues"
+#: losses red, gains blue
+DIVERGING_SCHEME: Final = "redblue"
 
 
 @dataclass(frozen=True)
@@ -108,11 +128,20 @@ def build(
         return ChartSpec("table", hint)
     if frame.empty:
         return ChartSpec("table", hint, fallback_reason="The query returned no rows, so there is nothing to draw.")
+    change, difference = change_of(list(frame.columns)), difference_of(list(frame.columns))
+    units = dict(units or {})
+    if change is not None:  # the change is in the measure's unit (dollars, people), its percent in percent
+        units.setdefault(change.change, units.get(change.measure) or unit_of(change.measure))
+    if difference is not None:
+        units.setdefault("difference", units.get(difference.measure) or unit_of(difference.measure))
     shape = analyse(frame, units)
     if not shape.measures:
         return ChartSpec("table", hint, fallback_reason="The result has no numeric column to chart: showing the table.")
-    spec = _BUILDERS[hint](shape, hint, title)
-    return spec
+    if change is not None:
+        return _change(shape, change, hint, title)
+    if difference is not None and len(frame) == 1:
+        return _difference(shape, difference, hint)
+    return _BUILDERS[hint](shape, hint, title)
 
 
 def _fallback(spec: ChartSpec, reason: str) -> ChartSpec:
@@ -149,7 +178,7 @@ def _numbers(shape: Shape, hint: str, title: str | None) -> ChartSpec:
     return ChartSpec("table", hint, fallback_reason=reason + ": showing the table.")
 
 
-def _metric(shape: Shape, m: str, i: int, label: str) -> Metric:
+def _metric(shape: Shape, m: str, i: int, label: str, *, signed: bool = False) -> Metric:
     raw = shape.frame[m].iloc[i]
     raw = None if raw is None or (isinstance(raw, float) and math.isnan(raw)) else float(raw)
     unit, fraction = shape.units[m], shape.fractions[m]
@@ -158,7 +187,10 @@ def _metric(shape: Shape, m: str, i: int, label: str) -> Metric:
         moe = shape.frame[shape.moe[m]].iloc[i]
         if moe is not None and not (isinstance(moe, float) and math.isnan(moe)):
             moe_text = "± " + format_value(float(moe), unit, fraction=fraction)
-    return Metric(label=label, value=format_value(raw, unit, fraction=fraction), moe=moe_text, raw=raw)
+    value = format_value(raw, unit, fraction=fraction)
+    if signed and raw is not None and raw > 0:
+        value = "+" + value
+    return Metric(label=label, value=value, moe=moe_text, raw=raw)
 
 
 def _place_of_row(shape: Shape, i: int) -> str | None:
@@ -253,7 +285,9 @@ def _bar_chart(
     order = sort or _order(data, f)
     high = data[f + "_high"] if has_moe else data[f]
     top = float(pd.concat([high, data[f]]).max())
-    bottom = float(min(0.0, data[f].min()))
+    low = data[f + "_low"] if has_moe else data[f]
+    bottom = float(min(0.0, data[f].min(), low.min()))  # a whisker may reach below zero (a change, a small count)
+    bottom = bottom * 1.1 if bottom < 0 else bottom
     domain_max = top * (1.3 if has_moe else 1.04) if top > 0 else 0.0
     y = alt.Y("place:N", sort=order, title=None,
               axis=alt.Axis(labelLimit=260, ticks=False, domain=False, labelFontSize=12) if axis_labels else None)
@@ -268,7 +302,7 @@ def _bar_chart(
     text = alt.Text(f"{f}:Q", format=fmt)
     layers = [base.mark_bar(cornerRadiusEnd=3, height={"band": 0.72}).encode(x=x)]
     if has_moe:
-        layers.append(base.mark_rule(color="#1f2937", strokeWidth=1.5, opacity=0.7).encode(
+        layers.append(base.mark_rule(color=WHISKER_COLOR, strokeWidth=1.5, opacity=0.7).encode(
             x=alt.X(f"{f}_low:Q"), x2=alt.X2(f"{f}_high")))
         layers.append(base.mark_text(align="left", baseline="middle", dx=5, fontSize=12).encode(
             x=alt.X(f"{f}_high:Q"), text=text))
@@ -296,7 +330,7 @@ def _grouped(shape: Shape, hint: str, title: str | None) -> ChartSpec:
             return ChartSpec("table", hint,
                              fallback_reason=f"{n_places:,} places are too many to group: showing the table.")
         data, fields = _plot_frame(shape, [m])
-        data = data.rename(columns={"v0": "value"})
+        data = data.rename(columns={"v0": "value", "v0_moe": "moe", "v0_low": "low", "v0_high": "high"})
         unit = shape.units[m]
         chart = _grouped_chart(data, unit, shape.label_title, humanize(m), title)
         return ChartSpec("grouped", hint, chart=chart)
@@ -316,10 +350,7 @@ def _grouped(shape: Shape, hint: str, title: str | None) -> ChartSpec:
     units = {shape.units[m] for m in measures}
     if len(units) == 1:
         unit = units.pop()
-        long = pd.concat(
-            [pd.DataFrame({"place": data["place"], "series": humanize(m), "value": data[fields[m]]}) for m in measures],
-            ignore_index=True,
-        )
+        long = pd.concat([_series(data, fields[m], humanize(m), m in shape.moe) for m in measures], ignore_index=True)
         order = _order(data.rename(columns={fields[measures[0]]: "_first"}), "_first")
         chart = _grouped_chart(long, unit, shape.label_title, None, title, order=order)
         return ChartSpec("grouped", hint, chart=chart, note=note)
@@ -336,32 +367,134 @@ def _grouped(shape: Shape, hint: str, title: str | None) -> ChartSpec:
     return ChartSpec("grouped", hint, chart=chart, note=note)
 
 
+def _series(data: pd.DataFrame, f: str, name: str, has_moe: bool) -> pd.DataFrame:
+    """One measure of a grouped chart in long form: place, series, value (and its interval when it has one)."""
+    out = pd.DataFrame({"place": data["place"], "series": name, "value": data[f]})
+    if has_moe:
+        out["moe"], out["low"], out["high"] = data[f + "_moe"], data[f + "_low"], data[f + "_high"]
+    return out
+
+
 def _grouped_chart(long: pd.DataFrame, unit: str, label_title: str, value_title: str | None, title: str | None,
-                   order: list[str] | None = None) -> alt.Chart:
+                   order: list[str] | None = None) -> alt.LayerChart | alt.FacetChart:
+    """Bars side by side per place, one colour per series; with margins of error, a whisker on each bar."""
     fmt = d3_format(unit, long["value"])
     if order is None:
         totals = long.groupby("place", sort=False)["value"].max().sort_values(ascending=False)
         order = totals.index.tolist()
     series_order = list(dict.fromkeys(long["series"]))
-    chart = (
-        alt.Chart(long)
-        .mark_bar(cornerRadiusEnd=2)
-        .encode(
-            y=alt.Y("place:N", sort=order, title=None, axis=alt.Axis(labelLimit=260, ticks=False, domain=False)),
-            yOffset=alt.YOffset("series:N", sort=series_order),
-            x=alt.X("value:Q", title=value_title, axis=alt.Axis(format=fmt, grid=True, tickCount=5)),
-            color=alt.Color("series:N", sort=series_order, title=None, legend=alt.Legend(orient="top")),
-            tooltip=[
-                alt.Tooltip("place:N", title=label_title or "Place"),
-                alt.Tooltip("series:N", title="Series"),
-                alt.Tooltip("value:Q", title=value_title or "Value", format=fmt),
-            ],
-        )
-        .properties(height=max(120, 18 * len(long) + 12 * len(order)))
+    has_moe = "low" in long.columns and bool(long["low"].notna().any())
+    tooltip = [
+        alt.Tooltip("place:N", title=label_title or "Place"),
+        alt.Tooltip("series:N", title="Series"),
+        alt.Tooltip("value:Q", title=value_title or "Value", format=fmt),
+    ]
+    if has_moe:
+        tooltip.append(alt.Tooltip("moe:Q", title="Margin of error (90%)", format=fmt))
+    base = alt.Chart(long).encode(
+        y=alt.Y("place:N", sort=order, title=None, axis=alt.Axis(labelLimit=260, ticks=False, domain=False)),
+        yOffset=alt.YOffset("series:N", sort=series_order),
+        tooltip=tooltip,
     )
+    bars = base.mark_bar(cornerRadiusEnd=2).encode(
+        x=alt.X("value:Q", title=value_title, axis=alt.Axis(format=fmt, grid=True, tickCount=5)),
+        color=alt.Color("series:N", sort=series_order, title=None, legend=alt.Legend(orient="top")),
+    )
+    layers: list[alt.Chart] = [bars]
+    if has_moe:
+        layers.append(base.mark_rule(color=WHISKER_COLOR, strokeWidth=1.5, opacity=0.7).encode(
+            x=alt.X("low:Q"), x2=alt.X2("high")))
+    chart = alt.layer(*layers).properties(height=max(120, 18 * len(long) + 12 * len(order)))
     if title:
         chart = chart.properties(title=title)
     return chart
+
+
+# --------------------------------------------------------------------------------------------------------------
+# a change between two periods, the difference of two places
+
+
+def _change(shape: Shape, ch: Change, hint: str, title: str | None) -> ChartSpec:
+    """One place: both periods, the change and the percent change, each with its margin, side by side.  Several:
+    both periods of each place on a dumbbell beside the change ranked in bars with its error bars.  Too many for
+    that, or a map asked for: the change on a map."""
+    frame, n = shape.frame, len(shape.frame)
+    note = f"{humanize(ch.measure)}, {ch.earlier} → {ch.later}"
+    if n == 1:
+        where = _place_of_row(shape, 0)
+        metrics = [_metric(shape, ch.earlier_col, 0, ch.earlier), _metric(shape, ch.later_col, 0, ch.later),
+                   _metric(shape, ch.change, 0, "Change", signed=True)]
+        if ch.pct:
+            metrics.append(_metric(shape, ch.pct, 0, "Percent change", signed=True))
+        return ChartSpec("statrow", hint, metrics=metrics, note=f"{note} · {where}" if where else note)
+    ranked = _ranked_by(frame, [c for c in (ch.change, ch.pct) if c])
+    focused = replace(shape, measures=[ranked] + [m for m in shape.measures if m != ranked])
+    if shape.label is None:
+        return ChartSpec("table", hint, fallback_reason="No column names the rows, so there is nothing to label.")
+    if hint == "map" or n > MAX_BARS:
+        if _can_map(frame):
+            spec = _map(focused, hint, title)
+            reason = None if hint == "map" else f"{n:,} places are too many for a bar chart: showing a map."
+            return replace(spec, note=f"Mapped the {humanize(ranked).lower()}, {ch.earlier} → {ch.later}; both "
+                                      "periods are in the table.", fallback_reason=spec.fallback_reason or reason)
+        if n > MAX_BARS:
+            return ChartSpec("table", hint, fallback_reason=f"{n:,} rows are too many for a chart: showing the table.")
+    data, fields = _plot_frame(focused, [ranked, ch.earlier_col, ch.later_col])
+    order = _order(data, "v0")
+    unit = shape.units[ch.measure] if ch.measure in shape.units else shape.units[ch.earlier_col]
+    panels = [
+        _dumbbell(data, fields[ch.earlier_col], fields[ch.later_col], ch, unit, shape.label_title, order),
+        _bar_chart(data, "v0", f"{'Percent change' if ranked == ch.pct else 'Change'}, {ch.earlier} → {ch.later}",
+                   shape.label_title,
+                   shape.units[ranked], has_moe=ranked in shape.moe, title=None, axis_labels=False,
+                   sort=order).properties(width=200),
+    ]
+    chart = alt.hconcat(*panels, spacing=10).resolve_scale(color="independent")
+    if title:
+        chart = chart.properties(title=title)
+    return ChartSpec("bar", hint, chart=chart, note=note)
+
+
+def _ranked_by(frame: pd.DataFrame, columns: list[str]) -> str:
+    """The column the rows are sorted by (a ranking by change, or by percent change), else the first."""
+    for c in columns:
+        values = [float(v) for v in frame[c] if v is not None and not math.isnan(v)]
+        if len(values) > 1 and len(set(values)) > 1 and values in (sorted(values), sorted(values, reverse=True)):
+            return c
+    return columns[0]
+
+
+def _dumbbell(data: pd.DataFrame, early: str, late: str, ch: Change, unit: str, label_title: str,
+              order: list[str]) -> alt.LayerChart | alt.FacetChart:
+    """Each place's two periods as two dots joined by a line: where it was, where it is."""
+    fmt = d3_format(unit, pd.concat([data[early], data[late]]))
+    periods = [ch.earlier, ch.later]
+    long = pd.concat([pd.DataFrame({"place": data["place"], "period": p, "value": data[f]})
+                      for p, f in ((ch.earlier, early), (ch.later, late))], ignore_index=True)
+    y = alt.Y("place:N", sort=order, title=None, axis=alt.Axis(labelLimit=220, ticks=False, domain=False,
+                                                              labelFontSize=12))
+    x_title = humanize(ch.measure)  # the periods are the legend's
+    x = alt.X("value:Q", title=x_title, scale=alt.Scale(zero=False),
+              axis=alt.Axis(format=fmt, grid=True, tickCount=4, titleLimit=300))
+    line = alt.Chart(data).mark_rule(color="#9ca3af", strokeWidth=2).encode(
+        y=y, x=alt.X(f"{early}:Q"), x2=alt.X2(late))
+    dots = alt.Chart(long).mark_circle(size=90, opacity=1).encode(
+        y=y, x=x,
+        color=alt.Color("period:N", sort=periods, title=None,
+                        scale=alt.Scale(domain=periods, range=list(PERIOD_COLORS)), legend=alt.Legend(orient="top")),
+        tooltip=[alt.Tooltip("place:N", title=label_title or "Place"), alt.Tooltip("period:N", title="Period"),
+                 alt.Tooltip("value:Q", title=humanize(ch.measure), format=fmt)],
+    )
+    return alt.layer(line, dots).properties(width=250, height=max(150, 32 * len(data)))
+
+
+def _difference(shape: Shape, d: Difference, hint: str) -> ChartSpec:
+    """Two places and how far apart they are: each value with its margin, then the difference with its own."""
+    frame = shape.frame
+    first, second = str(frame["first_place"].iloc[0]), str(frame["second_place"].iloc[0])
+    metrics = [_metric(shape, d.first_col, 0, first), _metric(shape, d.second_col, 0, second),
+               _metric(shape, "difference", 0, "Difference", signed=True)]
+    return ChartSpec("statrow", hint, metrics=metrics, note=humanize(d.measure))
 
 
 def _can_map(frame: pd.DataFrame) -> bool:
@@ -436,7 +569,7 @@ def _map(shape: Shape, hint: str, title: str | None) -> ChartSpec:
         # only the counties of those states: the map zooms to them, and the page sends ~20 kB instead of 800 kB
         topo = subset_topology(file, obj, states)
     with alt.utils.schemapi.debug_mode(False):
-        color = _class_color(m, classes[1]) if classes else _gradient_color(m, fmt)
+        color = _class_color(m, classes[1]) if classes else _gradient_color(m, fmt, values)
         shapes = _map_shapes(data, fields_out, level, color, tooltip)
         chart = shapes.project(type="identity").properties(height=460).configure_view(stroke=None)
         if title:
@@ -602,9 +735,12 @@ def _class_color(m: str, labels: list[str]) -> alt.Color:
                                        columnPadding=14, titleLimit=320))
 
 
-def _gradient_color(m: str, fmt: str) -> alt.Color:
-    """Colour on a continuous scale (values spread evenly enough), in a gradient legend."""
-    return alt.Color("v0:Q", title=humanize(m), scale=alt.Scale(scheme=MAP_SCHEME, zero=False),
+def _gradient_color(m: str, fmt: str, values: pd.Series) -> alt.Color:
+    """Colour on a continuous scale (values spread evenly enough), in a gradient legend; values on both sides of
+    zero (a change: losses and gains) on a diverging scale centred on zero."""
+    diverging = len(values) > 0 and values.min() < 0 < values.max()
+    scale = alt.Scale(scheme=DIVERGING_SCHEME, domainMid=0) if diverging else alt.Scale(scheme=MAP_SCHEME, zero=False)
+    return alt.Color("v0:Q", title=humanize(m), scale=scale,
                      legend=alt.Legend(format=fmt, orient="bottom", direction="horizontal", gradientLength=320,
                                        titleLimit=320, labelOverlap="greedy"))
 

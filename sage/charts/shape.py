@@ -194,6 +194,67 @@ def analyse(frame: pd.DataFrame, units: dict[str, str] | None) -> Shape:
 PLACE_PARTS = ("county_name", "state_name", "state_abbr", "name")
 
 
+# --------------------------------------------------------------------------------------------------------------
+# two answer shapes with a meaning of their own: a change between two periods, the difference of two places
+
+_PERIOD_COLUMN = re.compile(r"^(?P<measure>.+)_(?P<start>(19|20)\d\d)_(?P<end>(19|20)\d\d)$")
+
+
+@dataclass(frozen=True)
+class Change:
+    """A change between two ACS periods: ``<measure>_2014_2018, <measure>_2019_2023, change[, change_moe],
+    pct_change[, pct_change_moe]`` (one row per place; the offline planner's compare "change")."""
+
+    measure: str
+    earlier: str  # "2014-2018"
+    later: str
+    earlier_col: str
+    later_col: str
+    change: str = "change"
+    pct: str | None = "pct_change"
+
+
+def change_of(columns: Sequence[str]) -> Change | None:
+    """The change a result holds, or None: a ``change`` column and one measure's columns for two periods."""
+    cols = list(columns)
+    if "change" not in cols:
+        return None
+    periods: dict[str, list[tuple[str, str, str]]] = {}
+    for c in cols:
+        m = _PERIOD_COLUMN.match(c)
+        if m and int(m["start"]) < int(m["end"]):
+            periods.setdefault(m["measure"], []).append((m["start"], m["end"], c))
+    found = [(measure, sorted(p)) for measure, p in periods.items() if len(p) == 2]
+    if len(found) != 1:
+        return None
+    measure, ((s1, e1, c1), (s2, e2, c2)) = found[0]
+    return Change(measure, f"{s1}-{e1}", f"{s2}-{e2}", c1, c2, "change",
+                  "pct_change" if "pct_change" in cols else None)
+
+
+@dataclass(frozen=True)
+class Difference:
+    """How much two places differ on one measure: one row ``first_place, second_place, first_<m>, second_<m>,
+    difference[, first_<m>_moe, second_<m>_moe, difference_moe]`` (the offline planner's compare "difference")."""
+
+    measure: str
+    first_col: str
+    second_col: str
+
+
+def difference_of(columns: Sequence[str]) -> Difference | None:
+    """The difference of two places a result holds, or None."""
+    cols = set(columns)
+    if not {"first_place", "second_place", "difference"} <= cols:
+        return None
+    for c in columns:
+        if c.startswith("first_") and c != "first_place" and not _MOE_COLUMN.match(c):
+            measure = c[len("first_"):]
+            if f"second_{measure}" in cols:
+                return Difference(measure, c, f"second_{measure}")
+    return None
+
+
 def _label(frame: pd.DataFrame, cols: list[str], text_cols: list[str]) -> tuple[str | None, str]:
     """Pick (or build) the column that names each row."""
     if "county_name" in cols:
@@ -216,5 +277,6 @@ def _label(frame: pd.DataFrame, cols: list[str], text_cols: list[str]) -> tuple[
     return None, ""
 
 
-__all__ = ["D3_FORMAT", "MAX_SERIES", "PLACE_PARTS", "Shape", "analyse", "d3_format", "format_value", "humanize",
+__all__ = ["D3_FORMAT", "MAX_SERIES", "PLACE_PARTS", "Change", "Difference", "Shape", "analyse", "change_of",
+           "difference_of", "d3_format", "format_value", "humanize",
            "to_frame", "unit_for_variable", "unit_of"]
