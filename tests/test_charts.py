@@ -86,11 +86,14 @@ def test_bar_draws_error_bars_from_margins_and_formats_dollars():
     assert (rule["x"]["field"], rule["x2"]["field"]) == ("v0_low", "v0_high")
     bar = layer_of(d, "bar")["encoding"]
     assert bar["x"]["axis"]["format"] == "$,.0f"
-    assert bar["tooltip"][-1] == {"field": "v0_moe", "format": "$,.0f", "title": "Margin of error (90%)",
-                                  "type": "quantitative"}
+    assert bar["tooltip"][-2:] == [
+        {"field": "v0_moe", "format": "$,.0f", "title": "Margin of error (90%)", "type": "quantitative"},
+        {"field": "v0_rel", "title": "Reliability (CV, Esri bands)", "type": "nominal"}]
     first = dataset(d)[0]
     assert first["place"] == "Loudoun County, Virginia"
     assert (first["v0_low"], first["v0_high"]) == (178707 - 2390, 178707 + 2390)
+    # CV = (2390 / 1.645) / 178707 = 0.81%; Falls Church: (12054 / 1.645) / 164536 = 4.45%
+    assert [r["v0_rel"] for r in dataset(d)] == ["high (CV 0.8%)", "high (CV 4.5%)"]
 
 
 def test_percentages_are_plotted_as_fractions_with_a_percent_format():
@@ -122,6 +125,37 @@ def test_big_is_one_formatted_number_with_its_margin_of_error():
     (metric,) = spec.metrics
     assert metric.value == "$150,113" and metric.moe == "± $1,652" and metric.raw == 150113.0
     assert metric.label == "Median household income · Fairfax County, Virginia"
+    # CV = (1652 / 1.645) / 150113 = 0.67%: high by Esri's bands, which the label names
+    assert metric.reliability == "high reliability (CV 0.7%, Esri convention)"
+
+
+@pytest.mark.parametrize("value, moe, band", [(1000, 197, "high"), (1000, 198, "medium"), (1000, 658, "medium"),
+                                              (1000, 659, "low"), (0, 10, None), (1000, None, None)])
+def test_reliability_bands_follow_esri(value, moe, band):
+    # CV = MOE / 1.645 / value: 197 -> 11.98% (high, <= 12%), 198 -> 12.04% (medium), 658 -> 40.0% (medium),
+    # 659 -> 40.06% (low)
+    text = charts.reliability_text(value, moe)
+    assert (text.split(" ")[0] if text else None) == band
+    spec = charts.build(["county_name", "state_name", "median_age", "median_age_moe"],
+                        [["A County", "Ohio", value, moe]], "big")
+    assert (spec.metrics[0].reliability.split(" ")[0] if spec.metrics[0].reliability else None) == band
+
+
+def test_the_table_gets_a_reliability_column_after_each_estimate_with_a_margin():
+    columns = ["county_name", "state_name", "median_household_income", "median_household_income_moe", "population",
+               "change", "change_moe"]
+    rows = [["Loving County", "Texas", Decimal("80938"), Decimal("36000"), 64, 10, 30],
+            ["Travis County", "Texas", Decimal("97169"), Decimal("1289"), 1_300_000, 20, 5],
+            ["King County", "Texas", Decimal("70000"), None, 250, 1, None]]
+    frame = charts.table_frame(columns, rows)
+    assert list(frame.columns) == ["county_name", "state_name", "median_household_income",
+                                   "median_household_income_moe", "median_household_income reliability",
+                                   "population", "change", "change_moe"]  # a change gets none: it is tested
+    # Loving: (36000 / 1.645) / 80938 = 27.0% -> medium; Travis 0.8% -> high; King has no margin
+    texts = [None if pd.isna(t) else t for t in frame["median_household_income reliability"]]
+    assert texts == ["medium (CV 27.0%)", "high (CV 0.8%)", None]
+    assert charts.table_frame(["state_name", "population"], [["Ohio", 1]]).columns.tolist() == ["state_name",
+                                                                                               "population"]
 
 
 def test_big_without_margin_and_a_count():
@@ -222,7 +256,8 @@ def test_county_map_from_a_five_digit_fips_column_with_margins():
     spec = charts.build(["fips", "county_name", "state_abbr", "median_household_income", "margin_error"], rows, "map")
     d = spec_of(spec)
     assert d["data"]["format"]["feature"] == "counties"
-    assert "v0_moe" in d["transform"][0]["from"]["fields"]
+    assert {"v0_moe", "v0_rel"} <= set(d["transform"][0]["from"]["fields"])
+    assert [t["field"] for t in d["encoding"]["tooltip"]] == ["place", "v0", "v0_moe", "v0_rel"]
     assert "not on this map" in spec.note  # Puerto Rico is not drawn by the shipped Albers file
 
 

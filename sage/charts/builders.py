@@ -17,6 +17,7 @@ from typing import Any, Final
 import altair as alt
 import pandas as pd
 
+from .. import stats
 from ..types import DISPLAY_HINTS
 from .geo import (
     LEVEL_PLURALS,
@@ -40,6 +41,8 @@ from .shape import (
     difference_of,
     format_value,
     humanize,
+    is_estimate,
+    reliability_text,
     to_frame,
     unit_of,
 )
@@ -57,6 +60,8 @@ INSIDE_LABEL_SHARE = 0.55
 #: a county map of at most this many states zooms to them
 MAX_ZOOM_STATES = 3
 
+#: a tooltip's name for :func:`~sage.charts.shape.reliability_text` (``high (CV 1.1%)``)
+RELIABILITY_TITLE: Final = "Reliability (CV, Esri bands)"
 #: whiskers of the 90% interval (value ± margin of error) on bars
 WHISKER_COLOR: Final = "#1f2937"
 #: the earlier and the later period of a change (a light and a dark blue)
@@ -71,12 +76,14 @@ DIVERGING_SCHEME: Final = "redblue"
 
 @dataclass(frozen=True)
 class Metric:
-    """One number for ``st.metric``: a label, the formatted value and the margin of error text (or None)."""
+    """One number for ``st.metric``: a label, the formatted value, the margin of error text (or None) and, for an
+    estimate with a margin, its reliability (``"high reliability (CV 1.1%, Esri convention)"``)."""
 
     label: str
     value: str
     moe: str | None = None
     raw: float | None = None
+    reliability: str | None = None
 
 
 @dataclass(frozen=True)
@@ -182,15 +189,17 @@ def _metric(shape: Shape, m: str, i: int, label: str, *, signed: bool = False) -
     raw = shape.frame[m].iloc[i]
     raw = None if raw is None or (isinstance(raw, float) and math.isnan(raw)) else float(raw)
     unit, fraction = shape.units[m], shape.fractions[m]
-    moe_text = None
+    moe_text = reliability = None
     if m in shape.moe:
         moe = shape.frame[shape.moe[m]].iloc[i]
         if moe is not None and not (isinstance(moe, float) and math.isnan(moe)):
             moe_text = "± " + format_value(float(moe), unit, fraction=fraction)
+            if is_estimate(m) and not signed:
+                reliability = stats.reliability_label(raw, float(moe))
     value = format_value(raw, unit, fraction=fraction)
     if signed and raw is not None and raw > 0:
         value = "+" + value
-    return Metric(label=label, value=value, moe=moe_text, raw=raw)
+    return Metric(label=label, value=value, moe=moe_text, raw=raw, reliability=reliability)
 
 
 def _place_of_row(shape: Shape, i: int) -> str | None:
@@ -220,6 +229,8 @@ def _plot_frame(shape: Shape, measures: list[str]) -> tuple[pd.DataFrame, dict[s
             out[f + "_moe"] = moe
             out[f + "_low"] = out[f] - moe
             out[f + "_high"] = out[f] + moe
+            if is_estimate(m):
+                out[f + "_rel"] = [reliability_text(x, e) for x, e in zip(frame[m], frame[shape.moe[m]], strict=True)]
     if shape.series:
         out["series"] = [str(v) for v in frame[shape.series]]
     return out, fields
@@ -298,6 +309,8 @@ def _bar_chart(
                alt.Tooltip(f"{f}:Q", title=measure_title, format=fmt)]
     if has_moe:
         tooltip.append(alt.Tooltip(f"{f}_moe:Q", title="Margin of error (90%)", format=fmt))
+        if f + "_rel" in data.columns:
+            tooltip.append(alt.Tooltip(f"{f}_rel:N", title=RELIABILITY_TITLE))
     base = alt.Chart(data).encode(y=y, tooltip=tooltip)
     text = alt.Text(f"{f}:Q", format=fmt)
     layers = [base.mark_bar(cornerRadiusEnd=3, height={"band": 0.72}).encode(x=x)]
@@ -554,11 +567,8 @@ def _map(shape: Shape, hint: str, title: str | None) -> ChartSpec:
         breaks, labels = classes
         data["cls"] = [_class_of(v, breaks, labels) for v in data["v0"]]
     topo = topology(file)
-    fields_out = ["place", "v0"] + (["v0_moe"] if m in shape.moe else []) + (["cls"] if classes else [])
-    tooltip = [alt.Tooltip("place:N", title=shape.label_title or "Place"),
-               alt.Tooltip("v0:Q", title=humanize(m), format=fmt)]
-    if m in shape.moe:
-        tooltip.append(alt.Tooltip("v0_moe:Q", title="Margin of error (90%)", format=fmt))
+    fields_out = ["place", "v0"] + [c for c in ("v0_moe", "v0_rel", "cls") if c in data.columns]
+    tooltip = _map_tooltip(data, shape.label_title, humanize(m), fmt)
     # The shipped *-albers-10m files are already projected to screen coordinates (y grows downwards), so the
     # identity projection draws them as they are; reflectY would turn the country upside down.
     # Vega-Lite validates the spec once, at to_dict(); validating here too would walk every row again.  State
@@ -611,10 +621,7 @@ def _point_map(shape: Shape, hint: str, title: str | None) -> ChartSpec:
         return _no_map(shape, hint, title, "None of the places has a value and a point to draw")
     unit = shape.units[m]
     fmt = d3_format(unit, data["v0"])
-    tooltip = [alt.Tooltip("place:N", title=shape.label_title or "Place"),
-               alt.Tooltip("v0:Q", title=humanize(m), format=fmt)]
-    if m in shape.moe:
-        tooltip.append(alt.Tooltip("v0_moe:Q", title="Margin of error (90%)", format=fmt))
+    tooltip = _map_tooltip(data, shape.label_title, humanize(m), fmt)
     legend: dict[str, Any] = {"orient": "bottom", "direction": "horizontal", "titleLimit": 320}
     if unit == "count" and data["v0"].min() >= 0:
         encoding = {"size": alt.Size("v0:Q", title=humanize(m), scale=alt.Scale(range=[12, 900], zero=True),
@@ -634,7 +641,7 @@ def _point_map(shape: Shape, hint: str, title: str | None) -> ChartSpec:
         topo = subset_topology("states-10m.json", "states", shown)  # the map zooms to the places' states
     with alt.utils.schemapi.debug_mode(False):
         outline = alt.Chart().mark_geoshape(fill=OUTLINE_FILL, stroke="white", strokeWidth=1)
-        dots = (alt.Chart(data[["place", "v0", "lat", "lon"] + (["v0_moe"] if m in shape.moe else [])])
+        dots = (alt.Chart(data[["place", "v0", "lat", "lon"] + [c for c in ("v0_moe", "v0_rel") if c in data.columns]])
                 .mark_circle(opacity=0.8, stroke="white", strokeWidth=0.6)
                 .encode(longitude="lon:Q", latitude="lat:Q", tooltip=tooltip, **encoding))
         chart = (alt.layer(outline, dots).project(type="albersUsa").properties(height=460)
@@ -643,6 +650,17 @@ def _point_map(shape: Shape, hint: str, title: str | None) -> ChartSpec:
             chart = chart.properties(title=title)
     chart.data = inline_topology(topo, "states")  # top level, by reference (see _map)
     return ChartSpec("map", hint, chart=chart, note=" ".join(notes) or None)
+
+
+def _map_tooltip(data: pd.DataFrame, label_title: str, measure_title: str, fmt: str) -> list[alt.Tooltip]:
+    """A map's tooltip: the place, the value, its margin of error and reliability when it has them."""
+    tooltip = [alt.Tooltip("place:N", title=label_title or "Place"), alt.Tooltip("v0:Q", title=measure_title,
+                                                                               format=fmt)]
+    if "v0_moe" in data.columns:
+        tooltip.append(alt.Tooltip("v0_moe:Q", title="Margin of error (90%)", format=fmt))
+    if "v0_rel" in data.columns:
+        tooltip.append(alt.Tooltip("v0_rel:N", title=RELIABILITY_TITLE))
+    return tooltip
 
 
 def _in_albers_usa(state_fips: str) -> bool:

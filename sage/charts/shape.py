@@ -19,6 +19,8 @@ from typing import Any
 
 import pandas as pd
 
+from .. import stats
+
 #: series in a grouped chart (a second text column with more distinct values is not a series)
 MAX_SERIES = 4
 
@@ -195,6 +197,61 @@ PLACE_PARTS = ("county_name", "state_name", "state_abbr", "name")
 
 
 # --------------------------------------------------------------------------------------------------------------
+# reliability of an estimate from its margin of error
+
+#: columns computed from two estimates (a change, a difference): tested for significance, not given a reliability
+_DERIVED = re.compile(r"^((pct_)?change(_.*)?|difference|.*_difference|difference_.*)$", re.I)
+
+#: how a reliability label is read, wherever one is shown (the Census Bureau sets no bands: [H20] p. 55)
+RELIABILITY_NOTE = (
+    "Reliability is read from the coefficient of variation (CV = standard error / estimate, the standard error "
+    "being the 90% margin of error / 1.645) in Esri's bands: high for a CV up to 12%, medium up to 40%, low above "
+    "(the Census Bureau sets no thresholds)."
+)
+
+
+def is_estimate(column: str) -> bool:
+    """An estimate with a reliability of its own (not a change or a difference of two estimates)."""
+    return not _DERIVED.match(column)
+
+
+def reliability_text(estimate: Any, moe: Any) -> str | None:
+    """``"high (CV 1.1%)"`` from an estimate and its 90% margin of error (:func:`sage.stats.reliability`, Esri's
+    bands); None when it cannot be assessed (no margin, an estimate of 0, not a number)."""
+    x, m = _number(estimate), _number(moe)
+    if x is None or m is None or m < 0:
+        return None
+    band, cv = stats.reliability(x, m), stats.cv(x, m)
+    return None if band is None or cv is None else f"{band} (CV {cv:.1f}%)"
+
+
+def _number(value: Any) -> float | None:
+    if value is None or isinstance(value, bool) or not isinstance(value, (int, float, Decimal)):
+        return None
+    out = float(value)
+    return None if math.isnan(out) or math.isinf(out) else out
+
+
+def table_frame(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> pd.DataFrame:
+    """The result as the answer card's table shows it: after each estimate's margin of error, a
+    ``<estimate> reliability`` column (``high (CV 1.1%)``; empty where there is no margin).  Changes and
+    differences get none (their significance is tested instead)."""
+    frame = to_frame(columns, rows)
+    if frame.empty:
+        return frame
+    shape = analyse(frame, None)
+    for measure, moe in shape.moe.items():
+        if not is_estimate(measure):
+            continue
+        texts = [reliability_text(x, m) for x, m in zip(frame[measure], frame[moe], strict=True)]
+        if not any(texts):
+            continue
+        at = list(frame.columns).index(moe) + 1
+        frame.insert(at, f"{measure} reliability", texts)
+    return frame
+
+
+# --------------------------------------------------------------------------------------------------------------
 # two answer shapes with a meaning of their own: a change between two periods, the difference of two places
 
 _PERIOD_COLUMN = re.compile(r"^(?P<measure>.+)_(?P<start>(19|20)\d\d)_(?P<end>(19|20)\d\d)$")
@@ -277,6 +334,6 @@ def _label(frame: pd.DataFrame, cols: list[str], text_cols: list[str]) -> tuple[
     return None, ""
 
 
-__all__ = ["D3_FORMAT", "MAX_SERIES", "PLACE_PARTS", "Change", "Difference", "Shape", "analyse", "change_of",
-           "difference_of", "d3_format", "format_value", "humanize",
-           "to_frame", "unit_for_variable", "unit_of"]
+__all__ = ["D3_FORMAT", "MAX_SERIES", "PLACE_PARTS", "RELIABILITY_NOTE", "Change", "Difference", "Shape", "analyse",
+           "change_of", "d3_format", "difference_of", "format_value", "humanize", "is_estimate", "reliability_text",
+           "table_frame", "to_frame", "unit_for_variable", "unit_of"]
