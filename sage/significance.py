@@ -26,6 +26,7 @@ No multiple-comparison adjustment is made, as in the Census Bureau's own Statist
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
@@ -33,6 +34,9 @@ from itertools import combinations
 from typing import Any
 
 from .stats import Significance, _num, assess_change, compare
+
+#: a measure in one ACS 5-year period, by the change convention: ``<measure>_2014_2018``
+PERIOD_COLUMN = re.compile(r"^(?P<measure>.+)_(?P<start>(19|20)\d\d)_(?P<end>(19|20)\d\d)$")
 
 #: all pairs are tested up to this many rows (12 rows -> 66 pairs); beyond it only neighbours in the ranking
 MAX_PAIRWISE_ROWS = 12
@@ -267,6 +271,24 @@ def assess(columns: Sequence[str], rows: Sequence[Sequence[Any]], kind: str | No
         return Assessment()
 
 
+def change_periods(columns: Sequence[str]) -> tuple[str, str] | None:
+    """The two periods a change result compares, earlier first (``("2014-2018", "2019-2023")``): a ``change``
+    column beside one measure's columns for two periods (``<measure>_2014_2018``, ``<measure>_2019_2023``);
+    None for any other result."""
+    if "change" not in columns:
+        return None
+    found: dict[str, list[tuple[str, str]]] = {}
+    for c in columns:
+        m = PERIOD_COLUMN.match(c)
+        if m and int(m["start"]) < int(m["end"]) and not c.endswith(MOE_SUFFIX):
+            found.setdefault(m["measure"], []).append((m["start"], m["end"]))
+    pairs = [sorted(p) for p in found.values() if len(p) == 2]
+    if len(pairs) != 1:
+        return None
+    (s1, e1), (s2, e2) = pairs[0]
+    return f"{s1}-{e1}", f"{s2}-{e2}"
+
+
 # --------------------------------------------------------------------------------------------------------------
 # in words, for the answer card
 
@@ -369,6 +391,8 @@ __all__ = [
     "assess",
     "Comparisons",
     "MAX_PAIRWISE_ROWS",
+    "PERIOD_COLUMN",
+    "change_periods",
     "changes",
     "margin_columns",
     "missing_margins",

@@ -118,3 +118,32 @@ def test_missing_margins_give_the_note_and_never_a_verdict():
     assert sentence(mixed, "The margins of error are not available for C.") == (
         "The difference is statistically significant at the 90% level (Z = 3.00). The margins of error are not "
         "available for C.")
+
+
+def test_a_change_with_its_margin_is_tested_whoever_planned_it(settings):
+    """Claude's plans do not say what they compare; a change with its margin (the convention's columns) is tested
+    all the same, from the rows, with the periods its columns name."""
+    from pathlib import Path
+
+    from sage.planner.base import Plan
+
+    sql = (Path(__file__).parent / "data" / "sql" / "change_travis_area_income.sql").read_text()
+
+    class OnePlan:
+        name = "scripted"
+
+        def plan(self, question, chunks, attempts=(), context=()):
+            return Plan(sql, ["2014-2018 in 2023 dollars"], "bar")  # compare is None, as Claude's plans are
+
+    answer = agent.ask("How did median household income change around Austin?", settings, planner=OnePlan(),
+                       record=False)
+    assert answer.answered and answer.result.row_count == 4
+    by_place = {item["a"]: item for item in answer.significance}
+    rows = {r[0]: r for r in answer.result.rows}
+    travis = by_place["Travis County, Texas (2019-2023)"]
+    assert travis["b"] == "Travis County, Texas (2014-2018)"
+    change, moe = rows["Travis County"][4], rows["Travis County"][5]
+    assert math.isclose(travis["z"], change / (moe / 1.645), rel_tol=1e-9) and travis["significant"] is True
+    bastrop = by_place["Bastrop County, Texas (2019-2023)"]
+    assert bastrop["significant"] is (abs(rows["Bastrop County"][4] / (rows["Bastrop County"][5] / 1.645)) > 1.645)
+    assert answer.significance_note is None

@@ -20,6 +20,7 @@ from typing import Any
 import pandas as pd
 
 from .. import stats
+from ..significance import PERIOD_COLUMN
 
 #: series in a grouped chart (a second text column with more distinct values is not a series)
 MAX_SERIES = 4
@@ -254,9 +255,6 @@ def table_frame(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> pd.Dat
 # --------------------------------------------------------------------------------------------------------------
 # two answer shapes with a meaning of their own: a change between two periods, the difference of two places
 
-_PERIOD_COLUMN = re.compile(r"^(?P<measure>.+)_(?P<start>(19|20)\d\d)_(?P<end>(19|20)\d\d)$")
-
-
 @dataclass(frozen=True)
 class Change:
     """A change between two ACS periods: ``<measure>_2014_2018, <measure>_2019_2023, change[, change_moe],
@@ -278,8 +276,8 @@ def change_of(columns: Sequence[str]) -> Change | None:
         return None
     periods: dict[str, list[tuple[str, str, str]]] = {}
     for c in cols:
-        m = _PERIOD_COLUMN.match(c)
-        if m and int(m["start"]) < int(m["end"]):
+        m = PERIOD_COLUMN.match(c)
+        if m and int(m["start"]) < int(m["end"]) and not _MOE_COLUMN.match(c):
             periods.setdefault(m["measure"], []).append((m["start"], m["end"], c))
     found = [(measure, sorted(p)) for measure, p in periods.items() if len(p) == 2]
     if len(found) != 1:
@@ -297,6 +295,24 @@ class Difference:
     measure: str
     first_col: str
     second_col: str
+
+
+_ADJUSTED = re.compile(r"\b(\d{4}-\d{4}) values are put in (\d{4}) dollars", re.I)
+_NOMINAL = re.compile(r"\b(dollars as published|not adjusted for inflation|nominal dollars)\b", re.I)
+
+
+def dollar_basis(assumptions: Sequence[str]) -> str | None:
+    """The dollars a change in dollars is in, as its assumptions say (the planner decides and says it): the
+    earlier period put in the later period's dollars with the CPI-U-RS, or each period in its own dollars."""
+    for text in assumptions:
+        m = _ADJUSTED.search(text)
+        if m:
+            return (f"Dollars: the {m[1]} values are in {m[2]} dollars (adjusted with the CPI-U-RS), so both periods "
+                    "are in the same dollars.")
+        if _NOMINAL.search(text):
+            return ("Dollars: as published, each period in its last year's dollars (not adjusted for inflation), so "
+                    "part of the change is inflation.")
+    return None
 
 
 def difference_of(columns: Sequence[str]) -> Difference | None:
@@ -335,5 +351,5 @@ def _label(frame: pd.DataFrame, cols: list[str], text_cols: list[str]) -> tuple[
 
 
 __all__ = ["D3_FORMAT", "MAX_SERIES", "PLACE_PARTS", "RELIABILITY_NOTE", "Change", "Difference", "Shape", "analyse",
-           "change_of", "d3_format", "difference_of", "format_value", "humanize", "is_estimate", "reliability_text",
-           "table_frame", "to_frame", "unit_for_variable", "unit_of"]
+           "change_of", "d3_format", "difference_of", "dollar_basis", "format_value", "humanize", "is_estimate",
+           "reliability_text", "table_frame", "to_frame", "unit_for_variable", "unit_of"]
