@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 import streamlit as st
 
-from sage import agent, charts, feedback, guard, links
+from sage import agent, charts, feedback, guard, links, significance
 from sage.answer import Answer
 from sage.charts import ChartSpec
 from sage.errors import ErrorKind, SageError
@@ -78,10 +78,20 @@ def _answered(turn: Turn, answer: Answer, result: Result, key: str) -> None:
                     "Check the assumptions and the SQL.", icon=":material/search_off:")
         elif spec.kind in ("big", "statrow"):
             _metrics(spec)
+        elif spec.chart is not None and spec.alternate is not None and spec.alternate.chart is not None:
+            chart_tab, map_tab = st.tabs(["Chart", "Map"])
+            with chart_tab:
+                st.altair_chart(spec.chart, key=f"{key}-chart")
+            with map_tab:
+                st.altair_chart(spec.alternate.chart, key=f"{key}-map")
+                if spec.alternate.note:
+                    st.caption(md(spec.alternate.note))
         elif spec.chart is not None:
             st.altair_chart(spec.chart, key=f"{key}-chart")
         else:
             _table(result, key, name, height=min(420, 38 + 35 * max(1, result.row_count)))
+        if result.row_count:
+            _reading(answer, result, spec)
         if spec.fallback_reason and result.row_count:
             st.caption(md(spec.fallback_reason))
         if spec.note:
@@ -104,6 +114,19 @@ def _answered(turn: Turn, answer: Answer, result: Result, key: str) -> None:
     _attempts(answer)
 
 
+def _reading(answer: Answer, result: Result, spec: ChartSpec) -> None:
+    """How to read the numbers: whether the differences or the change are statistically significant (tested by
+    sage from the margins, never implied without a test), and the dollars a change in dollars is in."""
+    change = charts.change_of(result.columns)
+    said = significance.sentence(answer.significance, answer.significance_note, change=change is not None)
+    if said:
+        st.markdown(f":material/query_stats: {md(said)}")
+    if change is not None and charts.unit_of(change.measure) == "dollars":
+        basis = charts.dollar_basis(answer.assumptions)
+        if basis:
+            st.caption(md(basis))
+
+
 def _file_name(question: str) -> str:
     slug = re.sub(r"[^a-z0-9]+", "-", question.lower()).strip("-")[:60].rstrip("-")
     return f"census-sage-{slug or 'answer'}.csv"
@@ -122,8 +145,11 @@ def _metrics(spec: ChartSpec) -> None:
                 delta_color="off",
                 delta_arrow="off",
                 delta_description="90% margin of error" if metric.moe else None,
+                help=charts.RELIABILITY_NOTE if metric.reliability else None,
                 border=True,
             )
+            if metric.reliability:
+                st.caption(md(metric.reliability[0].upper() + metric.reliability[1:]))
 
 
 def _column_config(columns: list[str]) -> dict[str, Any]:
@@ -140,9 +166,14 @@ def _column_config(columns: list[str]) -> dict[str, Any]:
 
 
 def _table(result: Result, key: str, file_name: str, height: int | Literal["auto"] = "auto") -> None:
+    """The rows, with a reliability column after each estimate's margin; the CSV is the rows as the query
+    returned them."""
+    shown = charts.table_frame(result.columns, result.rows)
+    numeric = [c for c in shown.columns if str(shown[c].dtype) not in ("object", "str", "string")]
+    st.dataframe(shown, hide_index=True, height=height, column_config=_column_config(numeric))
+    if len(shown.columns) > len(result.columns):  # reliability columns were added
+        st.caption(md(charts.RELIABILITY_NOTE))
     frame = charts.to_frame(result.columns, result.rows)
-    numeric = [c for c in frame.columns if str(frame[c].dtype) not in ("object", "str", "string")]
-    st.dataframe(frame, hide_index=True, height=height, column_config=_column_config(numeric))
     st.download_button(
         "Download CSV",
         data=frame.to_csv(index=False).encode("utf-8"),

@@ -17,6 +17,8 @@ Example:
 from .builders import ChartSpec, Metric, build
 from .shape import (
     RELIABILITY_NOTE,
+    change_of,
+    dollar_basis,
     format_value,
     humanize,
     reliability_text,
@@ -26,5 +28,5 @@ from .shape import (
     unit_of,
 )
 
-__all__ = ["RELIABILITY_NOTE", "ChartSpec", "Metric", "build", "format_value", "humanize", "reliability_text",
-           "table_frame", "to_frame", "unit_for_variable", "unit_of"]
+__all__ = ["RELIABILITY_NOTE", "ChartSpec", "Metric", "build", "change_of", "dollar_basis", "format_value", "humanize",
+           "reliability_text", "table_frame", "to_frame", "unit_for_variable", "unit_of"]
