@@ -221,7 +221,7 @@ def test_grouped_measures_of_different_units_get_one_panel_each():
     rows = [["Texas", 29_640_343, 76_292], ["Ohio", 11_785_935, 69_680]]
     spec = charts.build(["state_name", "population", "median_household_income"], rows, "grouped")
     d = spec_of(spec)
-    assert spec.kind == "grouped" and len(d["hconcat"]) == 2
+    assert spec.kind == "grouped" and len(d["hconcat"]) == 2 and spec.wide
     assert d["resolve"]["scale"]["x"] == "independent"
     formats = [layer_of(panel, "bar")["encoding"]["x"]["axis"]["format"] for panel in d["hconcat"]]
     assert formats == [",.0f", "$,.0f"]
@@ -339,7 +339,7 @@ def test_a_change_of_one_place_shows_both_periods_the_change_and_the_percent_cha
 
 def test_a_ranked_change_draws_both_periods_beside_the_change_with_its_error_bars():
     spec = charts.build(CHANGE_COLUMNS, CHANGES, "bar")
-    assert spec.kind == "bar" and spec.fallback_reason is None
+    assert spec.kind == "bar" and spec.fallback_reason is None and spec.wide  # two panels: the card's full width
     assert spec.note == "Median household income, 2014-2018 → 2019-2023"
     d = spec_of(spec)
     dumbbell, bars = d["hconcat"]
@@ -434,6 +434,7 @@ def test_places_by_name_get_a_point_map_at_their_internal_points_over_their_stat
     # a count sizes the dots (area, from zero); round legend values no larger than the largest place
     assert enc["size"]["field"] == "v0" and enc["size"]["scale"]["zero"] is True
     assert enc["size"]["legend"]["values"] == [200_000, 1_000_000, 2_000_000]
+    assert enc["size"]["legend"]["labelExpr"] == "format(datum.value, '~s')"  # 200k, 1M, 2M (not 0.2M)
     assert [t["field"] for t in enc["tooltip"]] == ["place", "v0"]
 
 

@@ -94,7 +94,8 @@ class ChartSpec:
     for; when they differ, ``fallback_reason`` says why in words a user can read.  ``chart`` is an Altair chart for
     bar/grouped/map, ``metrics`` the numbers for big/statrow.  ``note`` carries remarks that are not a fallback (a
     measure left out of a map, places the map cannot draw).  ``alternate`` is another view of the same rows worth
-    offering beside it (the point map of the Census places a bar chart ranks).
+    offering beside it (the point map of the Census places a bar chart ranks).  ``wide`` says the chart is panels
+    side by side that need the card's full width.
     """
 
     kind: str
@@ -104,6 +105,7 @@ class ChartSpec:
     fallback_reason: str | None = None
     note: str | None = None
     alternate: ChartSpec | None = None
+    wide: bool = False
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -377,7 +379,7 @@ def _grouped(shape: Shape, hint: str, title: str | None) -> ChartSpec:
     chart = alt.hconcat(*panels, spacing=12).resolve_scale(x="independent")
     if title:
         chart = chart.properties(title=title)
-    return ChartSpec("grouped", hint, chart=chart, note=note)
+    return ChartSpec("grouped", hint, chart=chart, note=note, wide=True)
 
 
 def _series(data: pd.DataFrame, f: str, name: str, has_moe: bool) -> pd.DataFrame:
@@ -460,12 +462,12 @@ def _change(shape: Shape, ch: Change, hint: str, title: str | None) -> ChartSpec
         _bar_chart(data, "v0", f"{'Percent change' if ranked == ch.pct else 'Change'}, {ch.earlier} → {ch.later}",
                    shape.label_title,
                    shape.units[ranked], has_moe=ranked in shape.moe, title=None, axis_labels=False,
-                   sort=order).properties(width=200),
+                   sort=order).properties(width=260),
     ]
     chart = alt.hconcat(*panels, spacing=10).resolve_scale(color="independent")
     if title:
         chart = chart.properties(title=title)
-    return ChartSpec("bar", hint, chart=chart, note=note)
+    return ChartSpec("bar", hint, chart=chart, note=note, wide=True)
 
 
 def _ranked_by(frame: pd.DataFrame, columns: list[str]) -> str:
@@ -498,7 +500,7 @@ def _dumbbell(data: pd.DataFrame, early: str, late: str, ch: Change, unit: str, 
         tooltip=[alt.Tooltip("place:N", title=label_title or "Place"), alt.Tooltip("period:N", title="Period"),
                  alt.Tooltip("value:Q", title=humanize(ch.measure), format=fmt)],
     )
-    return alt.layer(line, dots).properties(width=250, height=max(150, 32 * len(data)))
+    return alt.layer(line, dots).properties(width=320, height=max(150, 32 * len(data)))
 
 
 def _difference(shape: Shape, d: Difference, hint: str) -> ChartSpec:
@@ -625,7 +627,9 @@ def _point_map(shape: Shape, hint: str, title: str | None) -> ChartSpec:
     legend: dict[str, Any] = {"orient": "bottom", "direction": "horizontal", "titleLimit": 320}
     if unit == "count" and data["v0"].min() >= 0:
         encoding = {"size": alt.Size("v0:Q", title=humanize(m), scale=alt.Scale(range=[12, 900], zero=True),
-                                     legend=alt.Legend(format="~s", values=_size_steps(float(data["v0"].max())),
+                                     # each value formatted alone: a shared format would say 0.2M, 1M, 2M
+                                     legend=alt.Legend(labelExpr="format(datum.value, '~s')",
+                                                       values=_size_steps(float(data["v0"].max())),
                                                        symbolFillColor=POINT_COLOR, symbolStrokeColor="white",
                                                        **legend)),
                     "color": alt.value(POINT_COLOR)}
