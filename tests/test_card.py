@@ -5,6 +5,7 @@ a change's periods and dollars, the point map of places beside their ranking, an
 from __future__ import annotations
 
 import json
+
 from streamlit.testing.v1 import AppTest
 
 from sage import stats

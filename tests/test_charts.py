@@ -584,3 +584,4 @@ def test_humanize():
     assert charts.humanize("median_household_income") == "Median household income"
     assert charts.humanize("poverty_rate_pct") == "Poverty rate"
     assert charts.humanize("hh_income") == "Household income"
+    assert charts.humanize("pct_change") == "Percent change" and charts.humanize("change") == "Change"

@@ -442,10 +442,10 @@ def _change(shape: Shape, ch: Change, hint: str, title: str | None) -> ChartSpec
         if ch.pct:
             metrics.append(_metric(shape, ch.pct, 0, "Percent change", signed=True))
         return ChartSpec("statrow", hint, metrics=metrics, note=f"{note} · {where}" if where else note)
-    ranked = _ranked_by(frame, [c for c in (ch.change, ch.pct) if c])
-    focused = replace(shape, measures=[ranked] + [m for m in shape.measures if m != ranked])
     if shape.label is None:
         return ChartSpec("table", hint, fallback_reason="No column names the rows, so there is nothing to label.")
+    ranked = _ranked_by(frame, [c for c in (ch.change, ch.pct) if c])  # the change, or the percent change
+    focused = replace(shape, measures=[ranked] + [m for m in shape.measures if m != ranked])
     if hint == "map" or n > MAX_BARS:
         if _can_map(frame):
             spec = _map(focused, hint, title)
@@ -456,11 +456,10 @@ def _change(shape: Shape, ch: Change, hint: str, title: str | None) -> ChartSpec
             return ChartSpec("table", hint, fallback_reason=f"{n:,} rows are too many for a chart: showing the table.")
     data, fields = _plot_frame(focused, [ranked, ch.earlier_col, ch.later_col])
     order = _order(data, "v0")
-    unit = shape.units[ch.measure] if ch.measure in shape.units else shape.units[ch.earlier_col]
     panels = [
-        _dumbbell(data, fields[ch.earlier_col], fields[ch.later_col], ch, unit, shape.label_title, order),
-        _bar_chart(data, "v0", f"{'Percent change' if ranked == ch.pct else 'Change'}, {ch.earlier} → {ch.later}",
-                   shape.label_title,
+        _dumbbell(data, fields[ch.earlier_col], fields[ch.later_col], ch, shape.units[ch.earlier_col],
+                  shape.label_title, order),
+        _bar_chart(data, "v0", f"{humanize(ranked)}, {ch.earlier} → {ch.later}", shape.label_title,
                    shape.units[ranked], has_moe=ranked in shape.moe, title=None, axis_labels=False,
                    sort=order).properties(width=260),
     ]

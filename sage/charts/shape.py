@@ -104,7 +104,10 @@ def _is_fraction(values: pd.Series, name: str) -> bool:
 
 
 def humanize(name: str) -> str:
-    """``median_household_income`` -> ``Median household income``; ``poverty_rate_pct`` -> ``Poverty rate``."""
+    """``median_household_income`` -> ``Median household income``; ``poverty_rate_pct`` -> ``Poverty rate``;
+    ``pct_change`` -> ``Percent change`` (a change of a percent is not a percent change)."""
+    if re.fullmatch(r"(pct|percent)_change|change_(pct|percent)", name, re.I):
+        return "Percent change"
     text = re.sub(r"(_pct|_percent|_perc)$", "", name, flags=re.I)
     text = re.sub(r"^(pct|percent)_", "", text, flags=re.I)
     text = re.sub(r"[_\s]+", " ", text).strip()
