@@ -85,6 +85,7 @@ def answer(text: str, asker: Planner) -> None:
 
 
 with current:
+    ui.fetch_notice()
     if link is not None:
         asker: Planner | None = planner
         if link.error is not None:

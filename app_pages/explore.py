@@ -1,5 +1,6 @@
 """Explore: the variables (semantic search and categories), a variable's places on a chart and a map, the tables
-and columns the planner sees, and the ACS tables loaded (with the command that adds more)."""
+and columns the planner sees, and the ACS tables loaded (with a search over the ACS table catalog and a button that
+loads one)."""
 
 from typing import Any
 
@@ -7,6 +8,7 @@ import streamlit as st
 
 from app_pages import components as ui
 from sage import charts, explore
+from sage.census.catalog_search import CATALOG_YEAR, search_tables
 from sage.census.codes import ACS_VARIABLE
 from sage.census.fetch import fetch_command
 from sage.describe import readable_label
@@ -186,12 +188,13 @@ def tables() -> None:
 
 
 def loaded() -> None:
-    """The ACS tables loaded, and the command that adds one."""
+    """The ACS tables loaded, and a search over the ACS table catalog with the button that loads a table."""
     try:
         tables_in_db = loaded_tables(settings)
     except SageError as exc:
         ui.show_error(exc)
         tables_in_db = []
+    ui.fetch_notice()
     if tables_in_db:
         st.dataframe(tables_in_db, hide_index=True, column_config={
             "table_id": st.column_config.TextColumn("Table"),
@@ -204,10 +207,40 @@ def loaded() -> None:
             "loaded_at": st.column_config.DatetimeColumn("Loaded at", format="localized"),
         })
     st.markdown("**Add an ACS table** (estimates and margins of error for every state and county, from the Census "
-                "Data API; a free CENSUS\\_API\\_KEY raises the rate limit):")
-    st.code(fetch_command(["B25003"], 2023), language="bash")
-    st.caption("Browse the ACS table catalog (every 2019-2023 ACS table, offline): "
-               "python -m sage census tables --search rent")
+                "Data API)")
+    query = st.text_input("Search the ACS table catalog", key="explore-catalog-search",
+                          placeholder="e.g. tenure, commute, veterans, B25003")
+    if not query.strip():
+        st.caption("Every 2019-2023 ACS 5-year detailed table is in the offline catalog: search it by topic or id, "
+                   "then load the table here. From a terminal (a free CENSUS\\_API\\_KEY is needed):")
+        st.code(fetch_command(["B25003"], CATALOG_YEAR), language="bash")
+        return
+    try:
+        found = search_tables(settings, query, limit=25)
+    except SageError as exc:
+        ui.show_error(exc)
+        return
+    if not found:
+        st.info("No ACS table matches; try another word or a table id such as B25003.")
+        return
+    have = {t["table_id"] for t in tables_in_db}
+    for t in found:
+        t["loaded"] = t["table_id"] in have
+    st.dataframe(found, hide_index=True, height=min(320, 38 + 35 * len(found)), column_config={
+        "table_id": st.column_config.TextColumn("Table"),
+        "concept": st.column_config.TextColumn("Title", width="large"),
+        "universe": st.column_config.TextColumn("Universe"),
+        "variables": st.column_config.NumberColumn("Lines"),
+        "category": st.column_config.TextColumn("Category"),
+        "loaded": st.column_config.CheckboxColumn("Loaded"),
+    })
+    by_id = {t["table_id"]: t for t in found}
+    pick = st.selectbox("Table to load", list(by_id), key="explore-catalog-pick",
+                        format_func=lambda t: f"{t} · {by_id[t]['concept']}")
+    if by_id[pick]["loaded"]:
+        st.caption(ui.md(f"{pick} is loaded; loading it again refreshes it from the Census Data API."))
+    ui.fetch_action(settings, {"tables": [pick], "vintage": CATALOG_YEAR, "geographies": ["state", "county"]},
+                    f"explore-load-{pick}")
 
 
 variables_tab, tables_tab, loaded_tab = st.tabs(["Variables", "Tables and columns", "Loaded ACS tables"])

@@ -1,4 +1,5 @@
-"""Status: the database (never a password), the tables and vintages, the retrieval index (with a rebuild button)
+"""Status: the database (never a password), the tables and vintages, the retrieval index (with a rebuild button),
+its catalog part (how many ACS tables that are not loaded are indexed, and whether that runs), a table being loaded,
 and the planner settings (never a secret)."""
 
 from dataclasses import asdict
@@ -6,11 +7,40 @@ from dataclasses import asdict
 import streamlit as st
 
 from app_pages import components as ui
+from sage.catalog_index import CatalogStatus, start_background_build
+from sage.census.fetch_job import current_fetch
 from sage.errors import SageError
 from sage.status import status
 
 settings = ui.settings_or_stop()
 st.title("Status")
+
+
+def catalog_section(catalog: CatalogStatus | None) -> None:
+    """The catalog part of the index: how many of the ACS tables that are not loaded are indexed (so that
+    questions about them can name them), and whether a build is running (here or in another process)."""
+    st.subheader("ACS table catalog", anchor=False)
+    if catalog is None:
+        st.caption("Indexed once the census data is set up.")
+        return
+    line = (f"{catalog.entries:,} of {catalog.expected:,} ACS tables that are not loaded are indexed, so a question "
+            "about one of them can name the table to load.")
+    st.markdown(ui.md(line))
+    if catalog.building:
+        if catalog.total:
+            st.progress(min(1.0, (catalog.done or 0) / catalog.total),
+                        text=ui.md(f"Being indexed in the background: {catalog.done or 0:,} of {catalog.total:,}"))
+        else:
+            st.caption(ui.md(f"Being indexed in the background ({catalog.builder or 'another process'})."))
+    elif catalog.error:
+        st.warning(ui.md(f"The last build stopped: {catalog.error}"), icon=":material/warning:")
+    if not catalog.complete and not catalog.building:
+        if catalog.mode == "off":
+            st.caption("Background indexing is off (SAGE_CATALOG_INDEX=off): run python -m sage index --catalog.")
+        if st.button("Index the catalog now", icon=":material/playlist_add:", key="status-catalog"):
+            start_background_build(settings, force=True)
+            st.rerun()
+
 
 try:
     info = status(settings)
@@ -62,6 +92,10 @@ with right:
             else:
                 box.update(label=f"Index rebuilt: {sum(report.chunks.values()):,} chunks in {report.seconds:.1f} s",
                            state="complete", expanded=False)
+    catalog_section(info.catalog)
+    job = current_fetch()
+    if job is not None and job.running:
+        st.info(ui.md(f"Loading {job.described} ({job.step}, {job.seconds:.0f} s)."), icon=":material/download:")
     st.subheader("Planner settings", anchor=False)
     st.caption("Secrets are shown only as set or not set.")
     st.json(settings.public(), expanded=True)

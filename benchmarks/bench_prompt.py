@@ -51,7 +51,7 @@ def estimate_tokens(text: str) -> int:
 
 
 def measure(top_k: int, api: bool) -> dict:
-    from sage.retrieve import retrieve
+    from sage.retrieve import retrieve_parts
 
     settings = load_settings()
     system = system_blocks()
@@ -60,12 +60,15 @@ def measure(top_k: int, api: bool) -> dict:
     counter = _api_counter(settings, system) if api else None
     rows = []
     for q in QUESTIONS:
-        chunks = retrieve(settings, q, top_k=top_k)
+        # the schema and loaded variables, then the best ACS tables not loaded (when the catalog is indexed)
+        loaded, catalog = retrieve_parts(settings, q, [(("table", "column", "variable"), top_k), (("acs_table",), 5)])
+        chunks = loaded + catalog
         first = build_user_message(q, chunks)
         retry = build_user_message(q, chunks, error_context=[RETRY])
         row = {
             "question": q,
             "chunks": len(chunks),
+            "catalog_chunks": len(catalog),
             "question_tokens": estimate_tokens(first),
             "retry_tokens": estimate_tokens(retry),
         }

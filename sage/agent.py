@@ -18,6 +18,7 @@ from typing import Any
 
 from . import db, execute, guard, querylog, significance, verified
 from .answer import Answer
+from .catalog_index import loaded_table_ids
 from .census.codes import ACS_VARIABLE
 from .errors import (
     DatabaseError,
@@ -30,7 +31,7 @@ from .errors import (
     SageError,
 )
 from .planner.base import Attempt, Plan, Planner, PriorTurn
-from .retrieve import retrieve
+from .retrieve import retrieve_parts
 from .settings import Settings
 from .types import DISPLAY_HINTS, READ_AS, Chunk, StageProgress
 
@@ -144,7 +145,9 @@ def ask(
 
         progress("retrieving", {})
         t = time.perf_counter()
-        answer.chunks = _context(retrieve(settings, text, top_k=_RETRIEVE_POOL))
+        found, catalog = retrieve_parts(settings, text, [(_LOADED_TYPES, _RETRIEVE_POOL),
+                                                         (("acs_table",), _TOP_CATALOG)])
+        answer.chunks = _context(found) + catalog
         timings["retrieve"] = _ms(t)
         if not (use_verified and _from_library(answer, settings, progress, timings, context)):
             _loop(answer, planner, settings, progress, timings, context)
@@ -161,10 +164,14 @@ def ask(
 _RETRIEVE_POOL = 200
 #: how many variables go to the planner
 _TOP_VARIABLES = 10
+#: what the data holds: the schema and the variables with estimates
+_LOADED_TYPES = ("table", "column", "variable")
+#: how many ACS tables that are not loaded go to the planner (after the rest), so it can name the one to fetch
+_TOP_CATALOG = 5
 
 
 def _context(chunks: list[Chunk]) -> list[Chunk]:
-    """Every table and column chunk (a table without its columns misleads), then the best variables."""
+    """The best variables, then every table and column chunk (a table without its columns misleads)."""
     schema = [c for c in chunks if c.object_type != "variable"]
     variables = [c for c in chunks if c.object_type == "variable"][:_TOP_VARIABLES]
     return variables + schema
@@ -188,9 +195,14 @@ def _loop(answer: Answer, planner: Planner, settings: Settings, progress: StageP
         _take_plan(answer, plan)
         if plan.declined:
             answer.error = None
-            answer.decline = plan.assumptions[0] if plan.assumptions else "The data cannot answer this question."
+            # the reason is the first assumption after a follow-up's "Read as" line
+            reasons = [a for a in plan.assumptions if not a.startswith(READ_AS)]
+            answer.decline = reasons[0] if reasons else "The data cannot answer this question."
             answer.decline_kind = ErrorKind(plan.decline_kind)
-            answer.fetch = plan.fetch
+            answer.fetch = _still_to_fetch(settings, plan.fetch) if plan.decline_kind == ErrorKind.NEEDS_FETCH \
+                else plan.fetch
+            if answer.decline_kind == ErrorKind.NEEDS_FETCH and not answer.fetch:
+                answer.decline_kind, answer.fetch = ErrorKind.DECLINED, None
             return
         if any(a.sql.strip() == plan.sql.strip() for a in answer.attempts):
             log.info("planner repeated a failed SQL; counting it as a failed try")
@@ -315,6 +327,19 @@ def _skip(answer: Answer, settings: Settings, entry: verified.VerifiedAnswer, wh
             log.warning("could not flag verified answer %s: %s", entry.id, exc)
     answer.notices.append(f"A verified answer to “{entry.question}” was skipped: {why}" +
                           (" It is flagged for review and will not be served again." if flag else ""))
+
+
+def _still_to_fetch(settings: Settings, fetch: dict | None) -> dict | None:
+    """A ``needs_fetch`` decline's tables less those that are loaded by now (a planner may be wrong, or another
+    session may have loaded one meanwhile); None when none is left (the decline is then a plain one)."""
+    if not fetch or not fetch.get("tables"):
+        return None
+    try:
+        loaded = db.run(settings, db.OWNER, loaded_table_ids)
+    except SageError:  # the database went away: the planner's word stands
+        return fetch
+    tables = [t for t in fetch["tables"] if t not in loaded]
+    return {**fetch, "tables": tables} if tables else None
 
 
 def _take_plan(answer: Answer, plan: Plan) -> None:

@@ -108,6 +108,10 @@ def cmd_status(args) -> int:
             print(f"  {t}: {n:,} rows")
         print(f"vintages: {', '.join(info.vintages) or 'none'}")
         print(f"index: {info.index.chunks:,} chunks ({info.index.model})")
+        c = info.catalog
+        if c is not None:
+            state = f"; being built by {c.builder}" if c.building else ""
+            print(f"ACS table catalog: {c.entries:,} of {c.expected:,} tables that are not loaded indexed{state}")
         print(f"planner: {info.planner}")
     return 0
 
@@ -118,6 +122,31 @@ def _usage_error(args, kind: str, message: str) -> int:
         _print_json({"error": {"kind": kind, "message": message}})
     print(f"error: {message}", file=sys.stderr)
     return 2
+
+
+def cmd_index(args) -> int:
+    from .index import index_schema
+
+    settings = _settings(args)
+    progress = _Progress()
+    report: dict[str, Any] = {"index": index_schema(settings, progress=progress, rebuild=args.rebuild).to_dict()}
+    if args.catalog:
+        from .catalog_index import index_catalog
+
+        report["catalog"] = index_catalog(settings, progress=progress, rebuild=args.rebuild).to_dict()
+    if args.json:
+        _print_json(report)
+    else:
+        index = report["index"]
+        print(f"Retrieval index: {index['upserted']:,} chunks embedded, {index['unchanged']:,} unchanged, "
+              f"{index['deleted']:,} deleted in {index['seconds']:.1f} s.")
+        catalog = report.get("catalog")
+        if catalog:
+            print(f"ACS table catalog: {catalog['upserted']:,} tables embedded, {catalog['unchanged']:,} unchanged, "
+                  f"{catalog['deleted']:,} deleted; {catalog['entries']:,} indexed, in {catalog['seconds']:.1f} s.")
+        else:
+            print("The ACS table catalog (the tables that are not loaded) is built with --catalog, or by the app.")
+    return 0
 
 
 def cmd_ask(args) -> int:
@@ -242,7 +271,7 @@ def cmd_retrieve(args) -> int:
         _print_json([c.to_dict() for c in chunks])
     else:
         for c in chunks:
-            print(f"{c.score:.3f}  {c.object_type:<8} {c.object_ref:<40} {c.content[:80]!r}")
+            print(f"{c.score:.3f}  {c.object_type:<9} {c.object_ref:<40} {c.content[:80]!r}")
     return 0
 
 
@@ -278,10 +307,14 @@ def cmd_census(args) -> int:
     if not (args.preset or args.tables):
         print("Name the tables (--tables B25003,B08301) or a preset (--preset core).", file=sys.stderr)
         return 2
+    from .census.fetch_job import locked_fetch
+
     tables = fetch.resolve_tables(args.tables or [], preset=args.preset)
     geos = tuple(g.strip() for g in args.geographies.split(",") if g.strip())
     states = [s.strip() for s in (args.states or "").split(",") if s.strip()] or None
-    report = fetch.fetch_tables(settings, tables, args.vintage, geographies=geos, states=states, progress=_Progress())
+    # one fetch at a time per database, the app's included: refused at once (naming who) when another runs
+    report = locked_fetch(settings, tables, args.vintage, geos, progress=_Progress(), who="the command line",
+                          states=states)
     if args.json:
         _print_json(report)
     else:
@@ -333,7 +366,11 @@ def build_parser() -> argparse.ArgumentParser:
     sp = add("retrieve", cmd_retrieve, "the schema pieces and variables retrieved for a question")
     sp.add_argument("question")
     sp.add_argument("--top-k", type=int, default=10)
-    sp.add_argument("--types", help="comma-separated: table,column,variable")
+    sp.add_argument("--types", help="comma-separated: table,column,variable,acs_table (ACS tables not loaded)")
+    sp = add("index", cmd_index, "bring the retrieval index up to date (--catalog: also the ACS tables not loaded)")
+    sp.add_argument("--catalog", action="store_true",
+                    help="also embed the ACS table catalog's tables that are not loaded (about 1,100; a minute or two)")
+    sp.add_argument("--rebuild", action="store_true", help="re-embed everything, not only what changed")
     sp = add("eval", cmd_eval, "run a JSON Lines question set with gold SQL and score the answers")
     sp.add_argument("file")
     sp.add_argument("--planner", choices=["auto", "claude", "offline"])

@@ -83,6 +83,24 @@ def _rows_match(gold_rows, pred_rows, mapping: Sequence[int]) -> bool:
     return True
 
 
+def _with_full_names(cols: list[str], rows: Sequence[Sequence[Any]]) -> tuple[list[str], list[tuple]]:
+    """A county named by two columns (``county_name``, ``state_name``) is the same row as one named by the Census
+    NAME ('Travis County, Texas'), and a place's NAME ('Austin city, Texas') the same as its name within its state
+    ('Austin city'): add the other forms as columns, so either form of the same place matches."""
+    out: list[tuple] = [tuple(r) for r in rows]
+    if "county_name" in cols and "state_name" in cols:
+        ci, si = cols.index("county_name"), cols.index("state_name")
+        full = [f"{r[ci]}, {r[si]}" if r[ci] is not None and r[si] is not None else r[si] for r in out]
+        cols, out = cols + ["name (county_name, state_name)"], [(*r, n) for r, n in zip(out, full, strict=True)]
+    if "name" in cols:  # 'Austin city, Texas' is the place 'Austin city' of Texas: its name without the state too
+        ni = cols.index("name")
+        short = [r[ni].rsplit(", ", 1)[0] if isinstance(r[ni], str) and ", " in r[ni] else r[ni] for r in out]
+        state = [r[ni].rsplit(", ", 1)[1] if isinstance(r[ni], str) and ", " in r[ni] else None for r in out]
+        cols = cols + ["name (without its state)", "name (its state)"]
+        out = [(*r, n, s) for r, n, s in zip(out, short, state, strict=True)]
+    return cols, out
+
+
 def compare_results(
     gold_cols: Sequence[str],
     gold_rows: Sequence[Sequence[Any]],
@@ -93,6 +111,7 @@ def compare_results(
     """Whether the predicted result answers like the gold one, and if not, why (one short sentence)."""
     gold_rows = [tuple(r) for r in gold_rows]
     pred_rows = [tuple(r) for r in pred_rows]
+    pred_cols, pred_rows = _with_full_names(list(pred_cols), pred_rows)
     if len(gold_rows) != len(pred_rows):
         return False, f"{len(pred_rows)} rows instead of {len(gold_rows)}"
     if not gold_cols:

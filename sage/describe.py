@@ -1,5 +1,5 @@
-"""What gets embedded: a plain-text description of every table, column and ACS variable, and the variable
-catalog those descriptions are written from.
+"""What gets embedded: a plain-text description of every table, column and ACS variable, of every ACS table of
+the offline catalog that is not loaded, and the variable catalog those descriptions are written from.
 
 A planner is only as good as the context it is given, and for census questions the hard part is picking the
 variable ("work from home" is ``Estimate!!Total:!!Worked from home``).  So every table, every column and every ACS
@@ -179,6 +179,66 @@ def describe_variable(var: VariableInfo) -> str:
     return "\n".join(lines)
 
 
+#: how much of a catalog table's line labels goes into its description: enough for the words a question uses
+#: ("Owner occupied", "Bicycle", "Worked from home"), short enough that the title still dominates the embedding
+#: (300 and 150 characters did about the same on the development topics, 28 and 27 of 32 in the first 5:
+#: tests/data/questions/retrieval_topics_dev.jsonl)
+CATALOG_LINES_CHARS = 300
+#: the last line of every catalog table's description: the planners must see at a glance that it has no rows yet
+NOT_LOADED = "Not loaded: no rows in the data yet; fetchable from the Census Data API"
+
+
+def main_lines(labels: list[str], limit: int = CATALOG_LINES_CHARS) -> list[str]:
+    """The distinct steps of a table's line labels, breadth first (the top-level lines, then the ones under them),
+    without "Estimate" and "Total", until ``limit`` characters: ``Sex by Age`` -> ``Male, Female, Under 5 years,
+    5 to 9 years, ...``."""
+    by_depth: dict[int, list[str]] = {}
+    for label in labels:
+        for depth, step in enumerate(s for s in _label_steps(label) if s.lower() != "total"):
+            steps = by_depth.setdefault(depth, [])
+            if step not in steps:
+                steps.append(step)
+    out: list[str] = []
+    seen: set[str] = set()
+    used = 0
+    for depth in sorted(by_depth):
+        for step in by_depth[depth]:
+            if step.lower() in seen:
+                continue
+            if used + len(step) + 2 > limit:
+                return out
+            out.append(step)
+            seen.add(step.lower())
+            used += len(step) + 2
+    return out
+
+
+def describe_acs_table(entry: dict, aliases: dict[str, tuple[str, ...]] | None = None) -> str:
+    """A table of the offline ACS catalog that is not loaded, for embedding: id and title first, its everyday
+    names and its lines' (``aliases.yaml``), universe, main line labels (:func:`main_lines`), and that it is not
+    loaded.
+
+    ``entry`` is a row of :func:`sage.census.catalog_search.acs_table_catalog` (``table_id``, ``concept``,
+    ``universe``, ``labels``).
+    """
+    table_id = entry["table_id"]
+    lines = [f"ACS table {table_id}: {entry['concept']}"]
+    aliases = load_aliases() if aliases is None else aliases
+    # the table's own everyday words, then its lines' ("homeowners" is said of B25003_002E)
+    words: list[str] = []
+    for key in (table_id, *sorted(k for k in aliases if k.startswith(table_id + "_"))):
+        words += [w for w in aliases.get(key, ()) if w and w.lower() not in {x.lower() for x in words}]
+    if words:
+        lines.append("Also called: " + ", ".join(words))
+    if entry.get("universe"):
+        lines.append(f"Universe: {entry['universe']}")
+    steps = main_lines(list(entry.get("labels") or ()))
+    if steps:
+        lines.append("Lines: " + "; ".join(steps))
+    lines.append(NOT_LOADED)
+    return "\n".join(lines)
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # The variable catalog
 # ---------------------------------------------------------------------------------------------------------------
@@ -276,12 +336,16 @@ def _link(variables: list[VariableInfo]) -> None:
 
 __all__ = [
     "ALIASES_FILE",
+    "CATALOG_LINES_CHARS",
+    "NOT_LOADED",
     "VariableInfo",
     "aliases_for",
+    "describe_acs_table",
     "describe_column",
     "describe_table",
     "describe_variable",
     "load_aliases",
     "load_variables",
+    "main_lines",
     "readable_label",
 ]

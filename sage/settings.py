@@ -31,6 +31,16 @@ DEFAULT_MODEL = "claude-sonnet-5-5"
 #: which planner answers: ``auto`` is Claude when a key is set, else offline
 PlannerName = Literal["auto", "claude", "offline"]
 PLANNERS: tuple[PlannerName, ...] = get_args(PlannerName)
+#: whether the app builds the catalog part of the retrieval index in the background (``off``: only
+#: ``python -m sage index --catalog`` does)
+CatalogIndexMode = Literal["background", "off"]
+CATALOG_INDEX_MODES: tuple[CatalogIndexMode, ...] = get_args(CatalogIndexMode)
+#: whether the app may load ACS tables from the Census Data API: ``auto`` is on for the embedded database and off
+#: for a DATABASE_URL (a shared server is changed by its administrator, with ``python -m sage census fetch``)
+AllowFetch = Literal["auto", "on", "off"]
+ALLOW_FETCH: tuple[AllowFetch, ...] = get_args(AllowFetch)
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"0", "false", "no", "off"})
 
 
 @dataclass(frozen=True)
@@ -63,6 +73,8 @@ class Settings:
     pool_max_overflow: int = 5
     #: how long a question waits for a free connection before it fails with "busy"
     pool_timeout_s: float = 10.0
+    catalog_index: CatalogIndexMode = "background"
+    allow_fetch: AllowFetch = "auto"
     data_path: Path = PROJECT_ROOT / "data"
 
     def __post_init__(self) -> None:
@@ -70,6 +82,12 @@ class Settings:
             raise SettingsError(
                 f"SAGE_PLANNER must be one of {', '.join(PLANNERS)}, not {self.planner!r}.", setting="SAGE_PLANNER"
             )
+        if self.catalog_index not in CATALOG_INDEX_MODES:
+            raise SettingsError(f"SAGE_CATALOG_INDEX must be background or off, not {self.catalog_index!r}.",
+                                setting="SAGE_CATALOG_INDEX")
+        if self.allow_fetch not in ALLOW_FETCH:
+            raise SettingsError(f"SAGE_ALLOW_FETCH must be auto, 1 or 0, not {self.allow_fetch!r}.",
+                                setting="SAGE_ALLOW_FETCH")
         for name, low in (("max_attempts", 1), ("statement_timeout_ms", 100), ("max_rows", 1),
                           ("claude_max_retries", 0), ("pool_size", 1), ("pool_max_overflow", 0),
                           ("pool_timeout_s", 0.1)):
@@ -81,6 +99,11 @@ class Settings:
     def embedded(self) -> bool:
         """True when the product runs its own PostgreSQL in ``data_dir`` (no DATABASE_URL given)."""
         return not self.database_url
+
+    @property
+    def fetch_allowed(self) -> bool:
+        """Whether the app may load ACS tables (SAGE_ALLOW_FETCH; ``auto``: only into the embedded database)."""
+        return self.allow_fetch == "on" or (self.allow_fetch == "auto" and self.embedded)
 
     @property
     def effective_planner(self) -> Literal["claude", "offline"]:
@@ -111,6 +134,8 @@ class Settings:
             "pool_size": self.pool_size,
             "pool_max_overflow": self.pool_max_overflow,
             "pool_timeout_s": self.pool_timeout_s,
+            "allow_fetch": f"{self.allow_fetch} ({'on' if self.fetch_allowed else 'off'})",
+            "catalog_index": self.catalog_index,
         }
 
 
@@ -134,6 +159,8 @@ _ENV_FOR = {
     "pool_size": "SAGE_POOL_SIZE",
     "pool_max_overflow": "SAGE_POOL_MAX_OVERFLOW",
     "pool_timeout_s": "SAGE_POOL_TIMEOUT_S",
+    "catalog_index": "SAGE_CATALOG_INDEX",
+    "allow_fetch": "SAGE_ALLOW_FETCH",
 }
 
 
@@ -210,4 +237,7 @@ def _coerce(name: str, env: str, raw: Any, hint: str) -> Any:
     except ValueError as exc:
         raise SettingsError(f"{env} must be a number, not {raw!r}.", setting=env) from exc
     value = str(raw).strip()
-    return value.lower() if name == "planner" else value
+    if name == "allow_fetch":
+        low = value.lower()
+        return "on" if low in _TRUE else "off" if low in _FALSE else low
+    return value.lower() if name in ("planner", "catalog_index") else value

@@ -12,8 +12,9 @@ columns: ``<value>`` and ``<value>_moe``, the 90% margin of error in the same un
 A ``_moe`` column that is NULL (or absent) means the margin is unknown: significance cannot be assessed for that
 row, and the answer must say so (:func:`missing_margins`, :func:`missing_margins_sentence`) and never imply it.
 
-Two kinds of comparison, each returning :class:`sage.stats.Significance` items (``to_dict()`` gives the
-``"significance"`` entries of ``ask --json``: ``{"a", "b", "difference", "moe", "z", "significant", "level"}``):
+Two kinds of comparison (and a difference already computed, tested like a change), each returning
+:class:`sage.stats.Significance` items (``to_dict()`` gives the ``"significance"`` entries of ``ask --json``:
+``{"a", "b", "difference", "moe", "z", "significant", "level"}``):
 
 * :func:`pairwise` compares places (rows) with one another on one value: ``Z = (X1 − X2) / sqrt(SE1² + SE2²)``,
   ``SE = MOE / 1.645``, significant at 90% when ``|Z| > 1.645`` (research note ``acs-statistics.md`` §1.8);
@@ -228,8 +229,9 @@ def assess(columns: Sequence[str], rows: Sequence[Sequence[Any]], kind: str | No
            earlier: str = "", level: float = 0.9) -> Assessment:
     """The significance of what a result compares: ``kind`` ``"places"`` tests the rows against one another on
     each value that has (or should have) a margin; ``"change"`` tests each row's ``change`` (``change_moe``);
-    None tests nothing.  Label columns are the non-numeric ones.  Never raises on an unexpected result shape: it
-    then says nothing rather than something wrong."""
+    ``"difference"`` tests the one row's ``difference`` (``difference_moe``) of ``first_place`` minus
+    ``second_place``; None tests nothing.  Label columns are the non-numeric ones.  Never raises on an unexpected
+    result shape: it then says nothing rather than something wrong."""
     if kind is None or len(rows) < 1:
         return Assessment()
     cols = list(columns)
@@ -238,6 +240,16 @@ def assess(columns: Sequence[str], rows: Sequence[Sequence[Any]], kind: str | No
     if not labels:
         return Assessment()
     try:
+        if kind == "difference":  # one row: first_place, second_place, ..., difference, difference_moe
+            if "difference" not in cols or "first_place" not in cols or "second_place" not in cols:
+                return Assessment()
+            row = rows[0]
+            moe = row[cols.index("difference_moe")] if "difference_moe" in cols else None
+            item = assess_change(str(row[cols.index("first_place")]), str(row[cols.index("second_place")]),
+                                 row[cols.index("difference")], moe, level)
+            note = None if moe is not None else missing_margins_sentence(
+                [str(row[cols.index("first_place")]), str(row[cols.index("second_place")])], 2)
+            return Assessment((item.to_dict(),), note)
         if kind == "change":
             change_cols = [c for c in cols if (c == "change" or c.startswith("change_")) and not c.endswith(MOE_SUFFIX)]
             if not change_cols:

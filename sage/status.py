@@ -12,6 +12,7 @@ from typing import Any
 import psycopg
 
 from . import db
+from .catalog_index import CatalogStatus, catalog_status
 from .census import migrate
 from .census.loader import SHIPPED
 from .census.schema import TABLES
@@ -58,6 +59,8 @@ class StatusInfo:
     #: None when ``public.variables`` is empty
     vintage_detail: list[VintageInfo] | None
     ready: bool
+    #: the catalog part of the index (the ACS tables not loaded): indexed / expected, and whether a build runs
+    catalog: CatalogStatus | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON of `python -m sage status --json` (``vintage_detail`` only when there are variables)."""
@@ -68,10 +71,12 @@ class StatusInfo:
 
 
 def status(settings: Settings) -> StatusInfo:
-    """The database, its tables and vintages, the retrieval index and the planner, read on the owner's connection."""
+    """The database, its tables and vintages, the retrieval index (with its catalog part) and the planner, read on
+    the owner's connection."""
     info = db.server_info(settings)
     tables, vintages, detail, index = db.run(settings, db.OWNER, _read_status)
     planner = settings.effective_planner
+    catalog = catalog_status(settings, model=index.model) if tables["public.estimates_by_vintage"] else None
     return StatusInfo(
         database=DatabaseInfo(embedded=info["embedded"], server_version=info["server_version"], host=info["host"]),
         tables=tables,
@@ -82,6 +87,7 @@ def status(settings: Settings) -> StatusInfo:
         vintage_detail=detail,
         # a database of the previous version (no estimates_by_vintage) is not ready: setup migrates it
         ready=bool(tables["public.estimates"]) and bool(tables["public.estimates_by_vintage"]) and bool(index.chunks),
+        catalog=catalog,
     )
 
 

@@ -2,7 +2,7 @@
 
 Example:
     >>> normalize("Doña Ana County’s rent, St. Louis & Prince George's Co.")
-    'Dona Ana Countys rent, St Louis and Prince Georges Co'
+    'Dona Ana County rent, St Louis and Prince Georges Co'
     >>> normalize("Saint-Louis per-capita U.S. income", lower=True)
     'st louis per capita us income'
 """
@@ -12,6 +12,16 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable
+
+#: misspellings of measure words that are no other word ("houseing units", "populaton", "medain income")
+_MEASURE_TYPOS = (
+    (r"\b(houseing|housng|hosing|housin)\b", "housing"),
+    (r"\b(populaton|popluation|poplation|populaiton|popualtion|populatoin|populatin)\b", "population"),
+    (r"\b(medain|meadian|mediam|medan)\b", "median"),
+    (r"\b(incom|imcome|icome|incone)\b", "income"),
+    (r"\b(unemployement|unemploymnet|unemplyment|unemploment)\b", "unemployment"),
+    (r"\b(povety|povert|poverity)\b", "poverty"),
+)
 
 
 def normalize(text: str, *, lower: bool = False) -> str:
@@ -28,6 +38,9 @@ def normalize(text: str, *, lower: bool = False) -> str:
     # "I'd" would become "Id" (Idaho), "I'll" "Ill": spell the pronoun contractions out first
     text = re.sub(r"\b([Ii])'(d|ll|m|ve)\b",
                   lambda m: m.group(1) + " " + {"d": "would", "ll": "will", "m": "am", "ve": "have"}[m.group(2)], text)
+    # "Baltimore city's", "Travis County's": the possessive of a kind of place is that place ("citys" would be no
+    # word at all, and the place would be dropped)
+    text = re.sub(r"\b(city|county|parish|borough|town|village)'s\b", r"\1", text, flags=re.IGNORECASE)
     text = text.replace("'", "")
     text = re.sub(r"(?<=[A-Za-z])\.", "", text)
     text = re.sub(r"(?<=[A-Za-z])[-/](?=[A-Za-z0-9])", " ", text)
@@ -41,6 +54,9 @@ def normalize(text: str, *, lower: bool = False) -> str:
     text = re.sub(r"\b(lowset|lowst|lowets|loweest)\b", "lowest", text, flags=re.IGNORECASE)
     text = re.sub(r"\b(largst|larget|lagest)\b", "largest", text, flags=re.IGNORECASE)
     text = re.sub(r"\b(smalest|smallst)\b", "smallest", text, flags=re.IGNORECASE)
+    # misspellings of the words that name the most asked measures
+    for typo, word in _MEASURE_TYPOS:
+        text = re.sub(typo, word, text, flags=re.IGNORECASE)
     # misspellings of "counties" that are no other word
     text = re.sub(r"\b(counites|conties|couties|cnties|countes|countis|countise)\b", "counties", text,
                   flags=re.IGNORECASE)

@@ -10,8 +10,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
-#: what a chunk of retrieval context describes
-ObjectType = Literal["table", "column", "variable"]
+#: what a chunk of retrieval context describes: a table or column of the database, an ACS variable that has
+#: estimates, or an ACS table of the offline catalog that is *not* loaded (fetchable from the Census Data API)
+ObjectType = Literal["table", "column", "variable", "acs_table"]
 OBJECT_TYPES: tuple[ObjectType, ...] = get_args(ObjectType)
 
 #: how an answer is best drawn; a planner only names one, ``sage.charts`` decides what can really be drawn
@@ -29,11 +30,13 @@ StageProgress = Callable[[str, dict[str, Any]], None]
 
 @dataclass(frozen=True)
 class Chunk:
-    """One retrieved piece of context: a table, a column or an ACS variable, with its cosine score in [0, 1]."""
+    """One retrieved piece of context: a table, a column, an ACS variable or a not-loaded ACS table, with its
+    score in [0, 1]."""
 
     id: int
     object_type: ObjectType
-    #: ``public.estimates``, ``public.estimates.estimate`` or a variable code such as ``B19013_001E``
+    #: ``public.estimates``, ``public.estimates.estimate``, a variable code such as ``B19013_001E`` or (for an
+    #: ``acs_table``) a table id such as ``B25003``
     object_ref: str
     content: str
     score: float

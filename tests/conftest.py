@@ -25,8 +25,13 @@ NO_SECRETS = Path(os.devnull)
 
 
 def make_settings(**overrides):
-    """Settings from an empty environment (no keys, no DATABASE_URL) plus ``overrides``."""
-    return load_settings(environ={}, secrets_path=NO_SECRETS, **overrides)
+    """Settings from an empty environment (no keys, no DATABASE_URL) plus ``overrides``.
+
+    The app does not index the ACS table catalog in the background here (``catalog_index="off"``): such a thread
+    would outlive the test that started the app, compete for the cores and change a shared database's index;
+    tests of the background build ask for it.
+    """
+    return load_settings(environ={}, secrets_path=NO_SECRETS, **{"catalog_index": "off", **overrides})
 
 
 @pytest.fixture(scope="session")

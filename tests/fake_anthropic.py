@@ -80,6 +80,15 @@ def reply_plan(sql: str, assumptions: list[str] | tuple[str, ...] = (), display_
     return Reply(body=message([{"type": "text", "text": text}], **kw))
 
 
+def reply_decline(kind: str, tables: list[str] | tuple[str, ...] = (), assumptions: list[str] | tuple[str, ...] = (),
+                  standalone: str = "", **kw) -> Reply:
+    """A 200 whose plan declines: ``sql`` "" with ``decline`` ``{"kind", "tables"}`` (``needs_fetch`` or
+    ``declined``; ``standalone``: the question's reading)."""
+    text = json.dumps({"standalone": standalone, "sql": "", "assumptions": list(assumptions), "displayHint": "table",
+                       "decline": {"kind": kind, "tables": list(tables)}})
+    return Reply(body=message([{"type": "text", "text": text}], **kw))
+
+
 def reply_text(text: str, **kw) -> Reply:
     """A 200 with an arbitrary text block (e.g. malformed or off-schema JSON)."""
     return reply_content([{"type": "text", "text": text}], **kw)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 
+import pytest
+
 from sage import agent, stats
 from sage.db import owner
 
@@ -37,6 +39,28 @@ def test_missing_margins_are_said_not_implied(settings):
 def test_a_single_value_compares_nothing(settings):
     answer = agent.ask("median household income in Travis County TX", settings, planner="offline", record=False)
     assert answer.answered and answer.significance == [] and answer.to_dict()["significance"] == []
+
+
+def _with_verdicts():
+    """Questions of the blind sets whose writer worked out by hand whether the asked difference or change is
+    significant (the ``significant`` field, with the Z in the note)."""
+    import json
+    from pathlib import Path
+
+    out = []
+    for path in sorted((Path(__file__).parent / "data" / "questions").glob("*.jsonl")):
+        for line in path.read_text().splitlines():
+            row = json.loads(line) if line.strip() else {}
+            if "significant" in row:
+                out.append(pytest.param(row, id=row["id"]))
+    return out
+
+
+@pytest.mark.parametrize("row", _with_verdicts())
+def test_the_verdict_agrees_with_the_writers_hand_computation(settings, row):
+    answer = agent.ask(row["question"], settings, planner="offline", record=False)
+    verdicts = {item["significant"] for item in answer.significance}
+    assert verdicts == {row["significant"]}, (answer.significance, row["note"])
 
 
 # --- the sentence on the answer card (significance.sentence) -------------------------------------------------------

@@ -1,9 +1,11 @@
 """The Streamlit app through ``streamlit.testing.v1.AppTest``: every page, on the session database, with the
-offline planner end to end (no fakes between the page and PostgreSQL)."""
+offline planner end to end (no fakes between the page and PostgreSQL); loading a table from a card runs on a
+database of its own against the fake Census API."""
 
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -13,12 +15,15 @@ from streamlit.testing.v1 import AppTest
 from app_pages.components import resources, text
 from app_pages.components.turns import Turn
 from sage import db, explore, querylog
+from sage.census.setup import run_setup
 from sage.errors import QuestionError
 from sage.settings import PROJECT_ROOT
 
 from .conftest import make_settings
+from .fake_census_api import FakeCensusApi
 
 APP = str(PROJECT_ROOT / "app.py")
+FETCH_KEY = "fake-app-key-0123456789"
 TIMEOUT = 60  # the first run imports the engine and warms the embedder
 
 
@@ -156,6 +161,68 @@ def test_a_question_the_data_cannot_answer_offers_suggestions(app):
     suggestion.click().run()
     assert not app.exception
     assert turns(app)[1].question == answer.suggestions[0]
+
+
+def _keyed(app_settings, monkeypatch, **changes) -> AppTest:
+    """The app on the session database with other settings (a Census API key, fetching off)."""
+    changed = app_settings.replace(**changes)
+    monkeypatch.setattr(resources, "load_settings", lambda: changed)
+    st.cache_resource.clear()
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _shown(at: AppTest) -> str:
+    return " ".join(str(el.value) for el in (*at.info, *at.caption, *at.markdown, *at.code)).replace("\\", "")
+
+
+def test_a_table_that_is_not_loaded_says_how_to_get_a_key_without_one(app):
+    ask(app, "What is the homeownership rate in West Virginia?")
+    answer = turns(app)[0].answer
+    assert answer.decline_kind == "needs_fetch" and answer.fetch["tables"] == ["B25003"]
+    shown = _shown(app)
+    assert "https://api.census.gov/data/key_signup.html" in shown and "CENSUS_API_KEY" in shown
+    assert ".streamlit/secrets.toml" in shown and "census fetch --vintage 2023 --tables B25003" in shown
+    assert not [b for b in app.button if b.key and b.key.endswith("-load")]
+
+
+def test_a_table_that_is_not_loaded_gets_a_load_button_with_a_key(app_settings, monkeypatch):
+    at = ask(_keyed(app_settings, monkeypatch, census_api_key="census-test-key"),
+             "What is the homeownership rate in West Virginia?")
+    [load] = [b for b in at.button if b.key and b.key.endswith("-load")]
+    assert load.label == "Load table B25003 (Tenure) for all states and counties"
+    assert "census-test-key" not in _shown(at)
+
+
+def test_loading_is_turned_off_for_a_shared_database(app_settings, monkeypatch):
+    at = ask(_keyed(app_settings, monkeypatch, census_api_key="census-test-key", allow_fetch="off"),
+             "What is the homeownership rate in West Virginia?")
+    assert not [b for b in at.button if b.key and b.key.endswith("-load")]
+    assert "SAGE_ALLOW_FETCH" in _shown(at)
+
+
+def test_explore_searches_the_catalog_and_offers_to_load_a_table(app_settings, monkeypatch):
+    at = _keyed(app_settings, monkeypatch, census_api_key="census-test-key")
+    at.switch_page("app_pages/explore.py").run()
+    at.text_input(key="explore-catalog-search").set_value("tenure").run()
+    assert not at.exception, at.exception
+    found = at.dataframe[-1].value
+    assert "B25003" in found["table_id"].tolist() and not found.set_index("table_id").loc["B25003", "loaded"]
+    at.selectbox(key="explore-catalog-pick").set_value("B25003").run()
+    assert [b.label for b in at.button if b.key == "explore-load-B25003-load"] == [
+        "Load table B25003 (Tenure) for all states and counties"]
+    at.text_input(key="explore-catalog-search").set_value("B19013").run()
+    assert at.dataframe[-1].value.set_index("table_id").loc["B19013", "loaded"]  # shipped: loaded already
+
+
+def test_status_reports_the_catalog_part_of_the_index(app):
+    app.switch_page("app_pages/status.py").run()
+    assert not app.exception, app.exception
+    shown = _shown(app)
+    assert "ACS tables that are not loaded are indexed" in shown
+    assert "SAGE_CATALOG_INDEX=off" in shown  # the test settings turn background indexing off
+    assert any(b.key == "status-catalog" for b in app.button)
 
 
 def test_model_text_is_escaped_before_markdown():
@@ -462,3 +529,51 @@ def test_a_data_directory_that_cannot_be_written_is_explained_at_start(monkeypat
         assert "SAGE_DATA_DIR" in errors and "writable directory" in errors
     finally:
         st.cache_resource.clear()
+
+
+# --- loading a table from the card (its own database and the fake Census API: it changes a table) ---------------
+
+
+@pytest.fixture(scope="module")
+def census_api():
+    with FakeCensusApi(required_key=FETCH_KEY) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def fetch_db(tmp_path_factory):
+    s = make_settings(data_dir=tmp_path_factory.mktemp("app-fetch-db") / "pgdata", planner="offline")
+    run_setup(s)
+    return s
+
+
+def test_the_card_loads_the_table_and_asks_again(fetch_db, census_api, monkeypatch):
+    fs = fetch_db.replace(census_api_url=census_api.base_url, census_api_key=FETCH_KEY)
+    monkeypatch.setattr(resources, "load_settings", lambda: fs)
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    try:
+        at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+        at.chat_input(key="question").set_value("What is the vacancy rate in Maine?").run()
+        [turn] = turns(at)
+        assert turn.answer.decline_kind == "needs_fetch" and turn.answer.fetch["tables"] == ["B25002"]
+        [load] = [b for b in at.button if b.key and b.key.endswith("-load")]
+        assert load.label == "Load table B25002 (Occupancy Status) for all states and counties"
+        load.click().run()
+        assert not at.exception, at.exception
+        deadline = time.monotonic() + 120
+        while at.session_state["fetch_jobs"] and time.monotonic() < deadline:
+            bars = [p.proto.text.replace("\\", "") for p in at.get("progress")]
+            assert any(b.startswith("Loading B25002 (Occupancy Status) for all states and counties: ") for b in bars)
+            time.sleep(0.5)
+            at.run()
+            assert not at.exception, at.exception
+        asked = turns(at)
+        assert len(asked) == 2 and asked[1].question == "What is the vacancy rate in Maine?"
+        assert asked[1].answer.answered and "B25002_003E" in asked[1].answer.sql
+        assert any("Loaded B25002 (Occupancy Status) for all states and counties" in s.value.replace("\\", "")
+                   for s in at.success)
+        assert not [b for b in at.button if b.key and b.key.endswith("-load")]  # the first card says it is loaded
+    finally:
+        st.cache_resource.clear()
+        st.cache_data.clear()

@@ -13,6 +13,7 @@ import pytest
 from sage import db, guard
 from sage.census.codes import ACS_VARIABLE
 from sage.planner.base import Attempt
+from sage.planner.claude import PlanModel
 from sage.planner.prompt import (
     FEW_SHOT_EXAMPLES,
     FOLLOWUP_EXAMPLES,
@@ -61,9 +62,14 @@ def test_examples_cover_every_kind_of_question():
     assert any("LIMIT" in s for s in sqls), "a ranking"
     assert any("state_fips <> '72'" in s for s in sqls), "a US aggregate over the 51 state rows"
     assert any(re.search(r"(>|<)\s*\d", s) for s in sqls), "a threshold"
+    assert any(p.get("decline", {}).get("kind") == "needs_fetch" for _, p in FEW_SHOT_EXAMPLES), "a table to load"
     for question, plan in [*FEW_SHOT_EXAMPLES, *((q, p) for _, q, p in FOLLOWUP_EXAMPLES)]:
-        assert set(plan) == {"standalone", "sql", "assumptions", "displayHint"}, question
+        # the output contract: decline only beside an empty sql, and every example is a valid PlanModel
+        assert set(plan) - {"decline"} == {"standalone", "sql", "assumptions", "displayHint"}, question
         assert plan["standalone"] and plan["standalone"] != question, question
+        assert "decline" not in plan or plan["sql"] == "", question
+        parsed = PlanModel.model_validate(plan)
+        assert parsed.sql == plan["sql"] and (parsed.decline is None) == ("decline" not in plan), question
         assert plan["displayHint"] in DISPLAY_HINTS
         assert plan["assumptions"] and all(isinstance(a, str) and a for a in plan["assumptions"]), question
 

@@ -137,7 +137,9 @@ def test_nothing_is_matched_in_unrelated_text():
 def test_load_measures_reads_levels_coverage_and_moe_from_the_database(settings):
     measures = {m.name: m for m in load_measures(settings)}
     assert set(measures) == {m.name for m in MEASURES}, "exactly the measures over shipped variables"
-    assert measures["population"].levels == ("state", "county")
+    # the shipped places carry total population and housing units (issue 17), and nothing else
+    assert measures["population"].levels == ("state", "county", "place")
+    assert measures["housing_units"].levels == ("state", "county", "place")
     assert measures["median_household_income"].levels == ("county",)
     assert measures["median_household_income_white"].levels == ("state",)
     assert measures["median_household_income"].moe_levels == ("county",)

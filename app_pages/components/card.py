@@ -19,6 +19,7 @@ from sage.settings import Settings
 from sage.types import READ_AS
 
 from .errors import show_error
+from .fetching import fetch_action
 from .text import SOURCE, bullets, md
 from .turns import TIMING_NAMES, Turn, ask_later, chart_spec, new_turn, timings
 
@@ -38,7 +39,10 @@ def answer_card(turn: Turn, settings: Settings, *, store: str = "turns", slot: A
     if answer.answered and answer.result is not None:
         _answered(turn, answer, answer.result, key)
     elif answer.declined:
-        _declined(answer, key)
+        under_reason = _declined(answer, key)
+        if answer.decline_kind == ErrorKind.NEEDS_FETCH and answer.fetch:  # the way out, right under the reason
+            with under_reason:
+                fetch_action(settings, answer.fetch, key, question=turn.question, store=store)
     else:
         if answer.error is not None:
             show_error(answer.error)
@@ -217,10 +221,12 @@ def _table(result: Result, key: str, file_name: str, height: int | Literal["auto
     )
 
 
-def _declined(answer: Answer, key: str) -> None:
+def _declined(answer: Answer, key: str) -> Any:
+    """The reason, the rest of the assumptions and the suggestions; returns the place right under the reason."""
     st.info(md(answer.decline or "The data cannot answer this question."),
             icon=":material/help:")
-    others = answer.assumptions[1:] if answer.assumptions else []
+    under_reason = st.container()
+    others = _rest(answer.assumptions)[1:]  # the first is the reason (after a follow-up's "Read as", shown above)
     if others:
         st.markdown(bullets(others))
     if answer.suggestions:
@@ -232,6 +238,7 @@ def _declined(answer: Answer, key: str) -> None:
         for i, suggestion in enumerate(shown):
             st.button(md(suggestion), key=f"{key}-suggest-{i}", on_click=ask_later, args=(suggestion,),
                       icon=":material/radio_button_unchecked:" if ambiguous else ":material/arrow_forward:")
+    return under_reason
 
 
 def _attempts(answer: Answer) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from sage.errors import ErrorKind, SageError
+from sage.errors import DatabaseError, ErrorKind, SageError
 from sage.guard_policy import TABLES_TEXT
 
 from .text import md
@@ -58,6 +58,10 @@ def show_error(error: SageError) -> None:
     """
     if error.kind in QUESTION_KINDS:
         st.warning(md(error.message), icon=":material/edit_note:")
+        return
+    if error.kind == ErrorKind.BUSY and not isinstance(error, DatabaseError):
+        # not the pool: the same long job runs elsewhere (a table load, the catalog index); the message names it
+        st.warning(md(error.message), icon=":material/hourglass_top:")
         return
     help_text = HELP.get(error.kind) or HELP.get(type(error).kind)
     body = f"**{TITLES.get(error.kind, 'Something went wrong.')}** {md(error.message)}"

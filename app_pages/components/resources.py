@@ -9,6 +9,7 @@ from typing import Any
 import streamlit as st
 
 from sage import agent
+from sage.catalog_index import catalog_status, start_background_build
 from sage.census.setup import run_setup
 from sage.errors import ErrorKind, SageError
 from sage.planner.base import Planner
@@ -96,7 +97,8 @@ def ensure_ready(settings: Settings) -> None:
 
 def _warm_up(settings: Settings) -> None:
     """Load the embedding model, the planner, the guard and the reader's connection in the background, so the
-    first question is as fast as the rest."""
+    first question is as fast as the rest; then index the ACS table catalog in the background when it is not
+    complete (``SAGE_CATALOG_INDEX``; :mod:`sage.catalog_index`)."""
 
     def work() -> None:
         try:
@@ -108,6 +110,11 @@ def _warm_up(settings: Settings) -> None:
                 agent.run_sql("SELECT 1 AS one FROM public.geography LIMIT 1", settings, record=False)
         except Exception:  # warming up is an optimisation; the first real question reports real problems
             log.debug("warming up failed", exc_info=True)
+        try:
+            if settings.catalog_index != "off" and not catalog_status(settings).complete:
+                start_background_build(settings)
+        except Exception:  # the catalog is an aid; Status says when it is missing
+            log.warning("the catalog index could not be started", exc_info=True)
 
     threading.Thread(target=work, name="sage-warm-up", daemon=True).start()
 

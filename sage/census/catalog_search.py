@@ -19,6 +19,8 @@ from ..errors import ErrorKind, SageError
 from ..settings import Settings
 
 CATALOG_FILE = "variables_catalog_acs2023_5yr.csv.gz"
+#: the ACS 5-year release the catalog describes (2023 = 2019-2023): the vintage a catalog table is fetched for
+CATALOG_YEAR = 2023
 
 
 @lru_cache(maxsize=4)
@@ -131,4 +133,4 @@ def search_tables(settings: Settings, text: str | None, limit: int = 50) -> list
     return [out(t) for _, _, t in ranked[:limit]]
 
 
-__all__ = ["table_title", "CATALOG_FILE", "acs_table_catalog", "search_tables"]
+__all__ = ["table_title", "CATALOG_FILE", "CATALOG_YEAR", "acs_table_catalog", "search_tables"]

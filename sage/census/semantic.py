@@ -352,7 +352,7 @@ def _load_from_database(settings, base: list[Measure], key: str) -> list[Measure
         if len(vintages) != 1:
             continue
         levels, coverage, moe_levels = [], {}, []
-        for level in ("state", "county"):
+        for level in ("nation", "state", "county", "place", "cbsa", "cd", "tract", "zcta"):
             sets = [states.get((c, level)) for c in m.codes]
             if all(sets):
                 levels.append(level)

@@ -15,11 +15,13 @@ from collections.abc import Iterable, Sequence
 from ..text import overlaps
 from .catalog import Catalog, County, State, counties_named, is_measure_word
 from .declines import Decline, county_suggestions, state_suggestions
+from .localities import ambiguous, bare_locality, is_place_word, unknown_place
 from .parsed import Parse, Place
 from .vocabulary import (
     COMMON_ENGLISH,
     JOINERS,
     KNOWN_WORDS,
+    REGIONAL_WORDS,
     STOP_BEFORE_PLACE,
     WORDLIKE_ABBRS,
     join_words,
@@ -49,7 +51,10 @@ def state_after(p: Parse, cat: Catalog, end: int, hits: Sequence[County] = ()) -
     if ma and ma.group(1).upper() in cat.state_by_abbr and ma.group(1) != "us":
         st = cat.state_by_abbr[ma.group(1).upper()]
         raw = p.tc[ma.start():ma.end()]
-        if raw.isupper() or ma.group(1) not in WORDLIKE_ABBRS or "," in sep or "(" in sep or st.fips in in_hits:
+        # "Salt Lake County, or is the gap ...": a word after a comma is a postal code only where it ends the clause
+        clause_end = bool(re.match(r"\s*($|[,.;:?!)])", t[ma.end():]))
+        if raw.isupper() or ma.group(1) not in WORDLIKE_ABBRS or ("," in sep and clause_end) or "(" in sep or \
+                st.fips in in_hits:
             return st, ma.span()
     if re.match(r"(dc|d c|district of columbia)\b", t[pos:]):
         mdc = re.match(r"(dc|d c|district of columbia)\b", t[pos:])
@@ -121,7 +126,16 @@ def find_bare_counties(p: Parse, cat: Catalog) -> None:
                 continue  # the names exist in two of the states named: leave it to the unknown-name rules
             # a bare name right before its state alone is not enough: "Austin, TX" is the city, not Austin County
             after = state_after(p, cat, span[1], cands)
-            if _listed(t, span, p, found) or _COUNTY_CUE.search(t[: span[0]]):
+            cue = _COUNTY_CUE.search(t[: span[0]])
+            # "Dallas, the one in Texas": a city of that name there, as large as a tenth of the county, makes the
+            # name ambiguous unless a "counties" word or other counties around it say which
+            city = next((x for x in cat.localities_named(name, cands[0].state)
+                         if cat.same_area_county(x) is not cands[0] and 10 * x.population > cands[0].population),
+                        None)
+            others = bool(found) or any(pl.level == "county" for pl in p.places)
+            if city is not None and not cue and not others:
+                continue
+            if _listed(t, span, p, found) or cue:
                 # prefer the county over an independent city of the same name ("Baltimore" -> the county)
                 cands.sort(key=lambda c: (c.suffix != "county", -c.population))
                 hit = (span, cands[0], after)
@@ -269,26 +283,23 @@ def _read_consolidated(p: Parse, c: County, span: tuple[int, int], word: str) ->
     p.notes.append(f"“{word}” read as {c.label}, the consolidated city-borough's county-equivalent (same area).")
 
 
-#: words that make a part of a state ("rural Georgia", "central Pennsylvania") — no such rows exist
-REGIONAL_WORDS = frozenset(
-    "central northern southern eastern western upstate downstate rural urban coastal north south east west northeast "
-    "northwest southeast southwest northeastern northwestern southeastern southwestern mid greater inner suburban "
-    "interior".split())
-
-
 def find_unknown_places(p: Parse, cat: Catalog) -> None:
     """A name that is no state or county — usually a city ("Austin TX", "in Chicago") — must not be
     silently dropped: the answer would be about somewhere else."""
     tokens = [(m.group(0), m.span()) for m in re.finditer(r"[A-Za-z]+", p.tc)]
     # In Title Case Questions capitals say nothing about names
     title_case = sum(w[0].isupper() for w, _ in tokens) > 0.6 * max(1, len(tokens))
+    measures = [m.span for m in p.strong()]
     for i, (word, span) in enumerate(tokens):
         if overlaps(span, p.blocked):
             continue
         low = word.lower()
+        prev = tokens[i - 1][0].lower() if i > 0 else ""
+        # a place of several words, in any case ("New Orleans", "Miami Beach:", "fort worth", "urban Honolulu CDP")
+        if cat.localities and low in cat.locality_first_words and _multiword_place(p, cat, tokens, i, measures):
+            continue
         if low in KNOWN_WORDS or low in COMMON_ENGLISH or is_measure_word(low, cat):
             continue
-        prev = tokens[i - 1][0].lower() if i > 0 else ""
         nxt_span = tokens[i + 1][1] if i + 1 < len(tokens) else None
         # a hyphenated county name typed without its suffix, in any case ("miami-dade")
         hyph = None
@@ -310,6 +321,10 @@ def find_unknown_places(p: Parse, cat: Catalog) -> None:
         nxt = tokens[i + 1][0].lower() if i + 1 < len(tokens) else ""
         # the first word is capitalised anyway; it is a place when a list of places follows ("Fairfax vs ...")
         lead = i == 0 and word[0].isupper() and nxt in JOINERS and bool(counties_named(low, cat))
+        # "Austin city vs Travis County": a first word that is a place's name, with the kind of place after it
+        lead = lead or (i == 0 and (word[0].isupper() or nxt == "proper") and nxt in ("city", "town", "village",
+                                                                               "cdp", "proper")
+                        and bool(cat.localities_named(low)))
         capital = lead or (word[0].isupper() and i > 0 and not word.isupper()
                            and (not title_case or prev in STOP_BEFORE_PLACE))
         before_state = nxt_span is not None and any(
@@ -337,13 +352,46 @@ def find_unknown_places(p: Parse, cat: Catalog) -> None:
                 p.places = [pl for pl in p.places if pl.span[0] != nxt_span[0]]
                 _read_consolidated(p, one, span, word)
                 continue
+            there = cat.localities_named(low, st)
+            if cat.localities and len(same) == 1 and (not there or same[0].population >= 10 * there[0].population):
+                # "Loudoun, VA": no Census place of that name in the state, so the name is the county's;
+                # "Sonoma, California": the county has ten times the people of the city of that name
+                c = same[0]
+                p.places = [pl for pl in p.places if pl.span[0] != nxt_span[0]]
+                span2 = (span[0], nxt_span[1])
+                p.blocked.append(span2)
+                p.places.append(Place("county", c.state, c, span2, "bare", word))
+                p.notes.append(f"“{word}” read as {c.label}: no city, town or CDP of that name in {st.name}."
+                               if not there else
+                               f"“{word}” read as {c.label} ({int(c.population):,} people), not the much smaller "
+                               f"{there[0].label} ({int(there[0].population):,}); ask for “the city of {word}” "
+                               "for the city.")
+                continue
+            if cat.localities and not same:
+                raise unknown_place(word, cat, st)
             raise Decline(
                 f"“{word}” looks like a city or town; the data has only states and counties "
                 "(county-equivalents), not cities, towns or ZIP codes"
                 + (f" — did you mean {join_words([c.label for c in same[:3]])}?" if same else "."),
                 county_suggestions(p, same[:2]) + state_suggestions(st))
-        joined = prev in JOINERS or lead
-        if capital and (prev in STOP_BEFORE_PLACE or joined):
+        # "Which is bigger, Metairie or New Orleans?": a capitalised name with a list word after it
+        joined = prev in JOINERS or lead or (capital and nxt in ("or", "vs", "versus", "and")
+                                             and bool(cat.localities_named(low)))
+        # "housing units in seattle, boston and denver": a lowercase name after "in", or next in a list of places
+        listed = i > 0 and any(pl.level == "place" and pl.span[1] == tokens[i - 1][1][1] for pl in p.places) and \
+            bool(re.fullmatch(r"\s*(,|,?\s*and|&|vs\.?|versus|or)\s*", p.t[tokens[i - 1][1][1]:span[0]]))
+        if i > 1 and prev in JOINERS and any(pl.level == "place" and pl.span[1] == tokens[i - 2][1][1]
+                                             for pl in p.places):
+            listed = True
+        lower_place = (not capital and (prev in STOP_BEFORE_PLACE or listed) and is_place_word(low)
+                       and bool(cat.localities_named(low) or low in cat.locality_first_words))
+        if not cat.localities_named(low) and (prev in STOP_BEFORE_PLACE or capital) and is_place_word(low) and \
+                not counties_named(low, cat) and _misspelt_place(p, cat, word, span):
+            continue  # "whats the populaton of albequerque"
+        if (capital and (prev in STOP_BEFORE_PLACE or joined)) or lower_place:
+            # a Census place of that name, anywhere: the one there is, or ask which of several
+            if _locality(p, cat, tokens, i):
+                continue
             # a name of several words ("St Louis", "Santa Fe"): the longest that names counties
             name, same = word, counties_named(low, cat)
             k_used = 1
@@ -370,10 +418,73 @@ def find_unknown_places(p: Parse, cat: Catalog) -> None:
                 _read_consolidated(p, one, span, word)
                 continue
             word = name
+            if cat.localities and not same:
+                raise unknown_place(word, cat)
+            if cat.localities_named(word.lower()):  # a county's name that a place also has ("Fairfax", "Dallas")
+                raise ambiguous(word.lower(), cat.localities_named(word.lower()), counties=same, p=p, cat=cat)
             sugg = county_suggestions(p, same[:3]) + state_suggestions(same[0].state if same else None)
             sugg = sugg[:3]
             raise Decline(
                 f"“{word}” is not a state or county in the data (it may be a city, region or other place; only "
                 "states and counties are covered)"
                 + (f" — did you mean {join_words([c.label for c in same[:3]])}?" if same else "."), sugg)
+
+
+def _misspelt_place(p: Parse, cat: Catalog, word: str, span: tuple[int, int]) -> bool:
+    """A one-word place name misspelt ("albequerque", "cincinatti" without a state): read as the one place whose
+    name is that close (90% of letters in common), when only one place is that close and it is the only place
+    of its name, saying so; otherwise False (the unknown-name rules decline it, naming the closest)."""
+    if len(word) < 7:
+        return False
+    close = difflib.get_close_matches(word.lower(), cat.single_word_bases, n=2, cutoff=0.9)
+    if len(close) != 1 or len(cat.localities_named(close[0])) != 1:
+        return False
+    loc = cat.localities_named(close[0])[0]
+    if counties_named(close[0], cat):
+        return False
+    p.blocked.append(span)
+    p.places.append(Place("place", loc.state, None, span, "fuzzy", word, locality=loc))
+    p.notes.append(f"“{word}” read as {loc.label} (the closest place name; the only place called that).")
+    return True
+
+
+def _multiword_place(p: Parse, cat: Catalog, tokens: list[tuple[str, tuple[int, int]]], i: int,
+                     measures: list[tuple[int, int]]) -> bool:
+    """A place whose name has several words, starting at token ``i`` — when something says it is a name: a
+    capital letter in it, "in"/"of"/... before it, or the kind of place after it ("urban Honolulu CDP")."""
+    for k in (4, 3, 2):
+        group = tokens[i:i + k]
+        if len(group) < k or any(overlaps(sp, p.blocked) or overlaps(sp, measures) for _, sp in group):
+            continue
+        name = " ".join(w for w, _ in group).lower()
+        if not cat.localities_named(name):
+            continue
+        prev = tokens[i - 1][0].lower() if i > 0 else ""
+        after = re.match(r"\s*(city|cdp|town|village|proper)\b", p.t[group[-1][1][1]:])
+        if any(w[0].isupper() for w, _ in group[1:]) or prev in STOP_BEFORE_PLACE or prev in JOINERS or after \
+                or i == 0:
+            return _locality(p, cat, tokens, i, kmin=k)
+    return False
+
+
+def _locality(p: Parse, cat: Catalog, tokens: list[tuple[str, tuple[int, int]]], i: int, kmin: int = 1) -> bool:
+    """The Census place named at token ``i`` (the longest name of up to four words that is one, read by
+    :func:`~.localities.pick_bare`), or False: no place has the name, or a county of that name is meant."""
+    for k in (4, 3, 2, 1):
+        if k < kmin:
+            break
+        group = tokens[i:i + k]
+        if len(group) < k or any(overlaps(sp, p.blocked) for _, sp in group):
+            continue
+        name = " ".join(w for w, _ in group)
+        if not cat.localities_named(name.lower()):
+            continue
+        # "Gotham City, New Jersey": the state written after the name has no place of that name
+        gap = re.match(r"(\s+(?:city|town|village))?\s*,?\s*", p.t[group[-1][1][1]:])
+        at = group[-1][1][1] + (gap.end() if gap else 0)
+        st = next((pl.state for pl in p.places if pl.level == "state" and pl.span[0] == at), None)
+        if st is not None and not cat.localities_named(name.lower(), st):
+            raise unknown_place(p.tc[group[0][1][0]:at].strip(" ,"), cat, st)
+        return bare_locality(p, cat, name, (group[0][1][0], group[-1][1][1]))
+    return False
 

@@ -31,7 +31,8 @@ class Plan:
     #: the offline planner's frame (JSON-able), kept in the question log for follow-ups
     frame: dict | None = None
     #: what the result compares, so ``sage`` can test it (:func:`sage.significance.assess`): ``"places"`` (the
-    #: rows against one another), ``"change"`` (each row's ``change`` between ``periods``), or None
+    #: rows against one another), ``"change"`` (each row's ``change`` between ``periods``), ``"difference"``
+    #: (one row's ``difference`` of ``first_place`` minus ``second_place``), or None
     compare: str | None = None
     #: the ACS periods of a change, earlier first ("2014-2018", "2019-2023")
     periods: tuple[str, ...] = ()

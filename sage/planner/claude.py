@@ -31,13 +31,14 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import anthropic
 import pydantic
 from anthropic import APIRequest, APIResponse, CallNext, transform_schema
 from anthropic.types import ParsedMessage, TextBlockParam
 
+from ..census.catalog_search import CATALOG_YEAR, acs_table_catalog
 from ..errors import ErrorKind, PlanningError
 from ..settings import Settings
 from ..types import DISPLAY_HINTS, READ_AS, Chunk, DisplayHint
@@ -45,6 +46,35 @@ from .base import Attempt, Plan, PriorTurn
 from .prompt import FEW_SHOT_EXAMPLES, SYSTEM_PROMPT, build_user_message, format_examples, is_internal
 
 log = logging.getLogger(__name__)
+
+#: the levels every fetch loads (the data's two geographies)
+FETCH_GEOGRAPHIES = ["state", "county"]
+
+
+class PlanDecline(pydantic.BaseModel):
+    """Why ``sql`` is empty: the data cannot answer it (``declined``), or an ACS table listed as not loaded would
+    (``needs_fetch``, naming it in ``tables``).  Lenient: an unknown kind is ``declined``, ids are upper-cased."""
+
+    model_config = pydantic.ConfigDict(json_schema_extra=lambda schema: _bare_schema(schema))
+
+    kind: Literal["declined", "needs_fetch"] = pydantic.Field(
+        description="needs_fetch: a table listed as NOT loaded would answer it.")
+    tables: list[str] = pydantic.Field(default_factory=list, description="needs_fetch: the table ids to load.")
+
+    @pydantic.field_validator("kind", mode="before")
+    @classmethod
+    def _known_kind(cls, value: Any) -> Any:
+        return value if value in ("declined", "needs_fetch") else "declined"
+
+    @pydantic.field_validator("tables", mode="before")
+    @classmethod
+    def _ids(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = [value]
+        if isinstance(value, list):
+            return [str(t).strip().upper() for t in value if str(t).strip()]
+        return value
+
 
 class PlanModel(pydantic.BaseModel):
     """The JSON every answer is decoded into (see ``SYSTEM_PROMPT`` # Output).
@@ -66,6 +96,7 @@ class PlanModel(pydantic.BaseModel):
         description="Short plain-English assumptions a census analyst needs to trust the answer."
     )
     display_hint: DisplayHint = pydantic.Field(validation_alias=pydantic.AliasChoices("displayHint", "display_hint"))
+    decline: PlanDecline | None = pydantic.Field(default=None, description='Only with sql "".')
 
     @pydantic.model_validator(mode="before")
     @classmethod
@@ -111,6 +142,7 @@ def _bare_schema(schema: dict[str, Any]) -> None:
     schema.pop("description", None)
     for prop in schema.get("properties", {}).values():
         prop.pop("title", None)
+        prop.pop("default", None)
 
 
 #: what ``messages.parse`` sends as ``output_config.format.schema``: :class:`PlanModel` in the SDK's strict form
@@ -188,12 +220,32 @@ class ClaudePlanner:
             raise _bad_answer(f"no text in the reply (stop reason {response.stop_reason!r})")
         standalone = parsed.standalone or " ".join(question.split())
         assumptions = [a for a in parsed.assumptions if not a.startswith(READ_AS)]
+        fetch = self._fetch(parsed, chunks, assumptions)
         if context and parsed.standalone and _differs(parsed.standalone, question):
-            assumptions.insert(0, f"{READ_AS}{parsed.standalone.rstrip('.')}.")
+            assumptions.insert(0, f"{READ_AS}{parsed.standalone.rstrip('.')}.")  # before a decline's message
         plan = Plan(sql=parsed.sql, assumptions=assumptions, display_hint=parsed.display_hint,
-                    planner=self.name, usage=usage_of(response, self.model), standalone=standalone)
+                    planner=self.name, usage=usage_of(response, self.model), standalone=standalone,
+                    decline_kind="needs_fetch" if fetch else "declined", fetch=fetch)
         log.info("claude plan: model=%s usage=%s", self.model, plan.usage)
         return plan
+
+    def _fetch(self, parsed: PlanModel, chunks: Sequence[Chunk], assumptions: list[str]) -> dict[str, Any] | None:
+        """A ``needs_fetch`` decline as the question loop takes it (``{"tables", "vintage", "geographies"}``), or
+        None.  Only tables of the offline ACS catalog that are not loaded count (a table whose variables are in
+        the context is loaded): a made-up id is never offered for loading, and a decline left with none is a
+        plain one.  The first assumption is the decline's message: it names the tables when Claude's does not."""
+        decline = parsed.decline
+        if parsed.sql or decline is None or decline.kind != "needs_fetch":
+            return None
+        catalog = acs_table_catalog(self.settings.data_path)
+        loaded = {c.object_ref.split("_")[0] for c in chunks if c.object_type == "variable"}
+        tables = [t for t in dict.fromkeys(decline.tables) if t in catalog and t not in loaded]
+        if not tables:
+            return None
+        named = ", ".join(f"{t} ({catalog[t]['concept']})" for t in tables)
+        if not assumptions or not all(t in assumptions[0] for t in tables):
+            assumptions.insert(0, f"This question needs ACS table {named}, which is not loaded.")
+        return {"tables": tables, "vintage": CATALOG_YEAR, "geographies": list(FETCH_GEOGRAPHIES)}
 
     @staticmethod
     def _aid(fn: Callable[[str], Sequence[Any]] | None, question: str, what: str) -> list[Any]:
@@ -388,5 +440,5 @@ def usage_of(response: Any, model: str) -> dict[str, Any]:
     return usage
 
 
-__all__ = ["MAX_RETRY_WAIT_S", "PLAN_SCHEMA", "ClaudePlanner", "PlanModel", "bounded_retry_wait", "retry_after_s",
-           "system_blocks", "unusable_reply", "usage_of"]
+__all__ = ["MAX_RETRY_WAIT_S", "PLAN_SCHEMA", "ClaudePlanner", "PlanDecline", "PlanModel", "bounded_retry_wait",
+           "retry_after_s", "system_blocks", "unusable_reply", "usage_of"]

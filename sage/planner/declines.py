@@ -50,19 +50,24 @@ def no_rows(m: Measure, pl: Place, cat: Catalog) -> str:
 
 
 def needs_fetch(m: Measure, asked: str, cat: Catalog, levels: Sequence[str] = ("state", "county"),
-                suggestions: Sequence[str] = ()) -> Decline:
-    """The decline for a measure over a table that is not loaded: what would answer it, and how to load it."""
+                suggestions: Sequence[str] = (), states: Sequence[str] = (), why: str = "") -> Decline:
+    """The decline for a figure the data does not hold — a table that is not loaded, or a loaded table without
+    rows at the level asked ("median household income" for a city) — naming the fetch that adds it."""
     tables = sorted({c.split("_")[0] for c in m.codes})
     titles = [f"{t} ({cat.table_title(t)})" if cat.table_title(t) else t for t in tables]
     year = int(m.vintage[-4:]) if m.vintage[-4:].isdigit() else 2023
     command = (f"python -m sage census fetch --vintage {year} --tables {','.join(tables)}"
-               + (f" --geographies {','.join(levels)}" if tuple(levels) != ("state", "county") else ""))
+               + (f" --geographies {','.join(levels)}" if tuple(levels) != ("state", "county") else "")
+               + (f" --states {','.join(states)}" if states else ""))
+    what = why or f"it is {nice_name(m)} ({m.formula}), from ACS table {', '.join(titles)}, which is not loaded"
+    fetch: dict = {"tables": tables, "vintage": year, "geographies": list(levels)}
+    if states:
+        fetch["states"] = list(states)
     return Decline(
-        f"“{asked}” is {nice_name(m)} ({m.formula}), from ACS table {', '.join(titles)}, which is not loaded; "
-        f"it is not the same as anything the data holds, so nothing else is shown instead. Load it with "
-        f"`{command}` (needs a Census API key), then ask again.",
+        f"“{asked}”: {what}; nothing else is shown instead. Load it with `{command}` (needs a Census API key), "
+        "then ask again.",
         list(suggestions) or [f"What is the {nice_name(x)} in {pl}?" for x, pl in _answerable(cat)],
-        kind="needs_fetch", fetch={"tables": tables, "vintage": year, "geographies": list(levels)})
+        kind="needs_fetch", fetch=fetch)
 
 
 def _answerable(cat: Catalog) -> list[tuple[Measure, str]]:
@@ -109,7 +114,10 @@ def topic_suggestions(p: Parse, cat: Catalog) -> list[str]:
     place = next((pl for pl in p.places if pl.how != "ambiguous"), None)
     if place is None:
         return generic_suggestions()
-    if place.level == "county":
+    names: tuple[str, ...]
+    if place.level == "place":
+        names = ("population", "housing_units")
+    elif place.level == "county":
         names = ("median_household_income", "unemployment_rate", "population", "poverty_rate")
     else:
         names = ("population", "unemployment_rate", "poverty_rate", "internet_subscription_share")

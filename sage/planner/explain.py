@@ -67,16 +67,30 @@ def explain(q: Query, compiled: Compiled, states: Sequence[State]) -> list[str]:
     elif op is Op.SHARE:
         m = q.measures[0]
         if q.combined:
-            parent = "their state's" if geo.level == "county" else "the US (the 50 states + DC)"
+            parent = "their state's" if geo.level in ("county", "place") else "the US (the 50 states + DC)"
             out.append(f"Share = {join_words([pl.label for pl in geo.places])} added together / {parent} "
                        f"{nice_name(m)} ({m.formula}), ACS {m.vintage}.")
-        elif geo.level == "county":
-            out.append(f"Share = the county's {nice_name(m)} / its state's ({m.formula}), both ACS {m.vintage}.")
+        elif q.share_of == "us":
+            out.append(f"Share = the {'county' if geo.level == 'county' else 'place'}'s {nice_name(m)} / the sum over "
+                       f"the 50 states + DC (Puerto Rico excluded; there are no nation rows), ACS {m.vintage}; "
+                       "two decimals, as the share is small.")
+        elif geo.level in ("county", "place"):
+            what = "county's" if geo.level == "county" else "place's"
+            out.append(f"Share = the {what} {nice_name(m)} / its state's ({m.formula}), both ACS {m.vintage}.")
         else:
             out.append(f"Share = the state's {nice_name(m)} / the sum over the 50 states + DC (Puerto Rico "
                        f"excluded; there are no nation rows), ACS {m.vintage}.")
         _places(geo.places, out)
         _measures(q.measures, out, level=geo.level, margins=None)
+    elif op is Op.DIFFERENCE:
+        _places(geo.places, out)
+        _measures(q.measures, out, level=geo.level, margins=None)
+    elif op is Op.CHANGE:
+        if not geo.places:
+            out.extend(x for x in _set_scope(q) if not x.startswith("Ranking by"))
+        _places(geo.places or [Place("state", s, None, (0, 0), "exact") for s in geo.within], out)
+        for m in q.measures:
+            out.append(f"{m.label} = {m.formula} (ACS {' and '.join(q.periods)} 5-year estimates).")
     elif op is Op.PER_PARENT:
         out.append("Counting county-equivalents per state in the 2022+ ACS geography: parishes, boroughs, "
                    "census areas, independent cities, Connecticut's planning regions and Puerto Rico's "
@@ -91,7 +105,7 @@ def describe(q: Query) -> str:
     County, TX"; "top 20 Texas counties by population")."""
     what = join_words([nice_name(m) for m in q.measures]) if q.measures else ""
     geo = q.geo
-    plural = {"state": "states", "county": "counties", "mixed": "places"}.get(geo.level, geo.level)
+    plural = {"state": "states", "county": "counties", "place": "places", "mixed": "places"}.get(geo.level, geo.level)
     within = f" in {join_words([s.name for s in geo.within])}" if geo.within else ""
     if "DC" in geo.exclude and "PR" in geo.exclude and geo.level == "state":
         plural = "of the 50 states" if q.op is Op.RANK else "the 50 states"
@@ -103,12 +117,15 @@ def describe(q: Query) -> str:
         if geo.among is not None:
             names = f"{names} and the places of the previous answer"
         out = f"{what}, {names}" + (" and the US" if q.with_us else "")
+        if q.ratio:
+            out = f"{nice_name(q.measures[0])} per {nice_name(q.measures[1])}, {names}"
         if q.per_n:
             out = f"{what} per {q.per_n:,} residents, {names}"
     elif q.op is Op.RANK and q.rank is not None:
         which = "top" if q.rank.descending else "bottom"
         n = "" if q.rank.n == 1 and not q.rank.n_given else f" {q.rank.n}"
-        noun = plural if q.rank.n != 1 else {"states": "state", "counties": "county"}.get(plural, plural)
+        noun = plural if q.rank.n != 1 else {"states": "state", "counties": "county", "places": "place"}.get(
+            plural, plural)
         out = f"{which}{n} {noun}{within}{among} by {nice_name(q.rank.by)}{conds}"
         if q.rank.per_parent:
             out += " within each state"
@@ -127,11 +144,23 @@ def describe(q: Query) -> str:
         else:
             out = f"total {join_words([nice_name(m) for m in q.sums])} of the {plural}{within}{conds}"
     elif q.op is Op.SHARE:
-        parent = "their state" if geo.level == "county" else "the US"
+        parent = "their state" if geo.level in ("county", "place") and q.share_of != "us" else "the US"
         out = f"{join_words([pl.label for pl in geo.places])}{' combined' if q.combined else ''} as a share of " \
               f"{parent}, {what}"
     elif q.op is Op.PER_PARENT:
         out = "counties per state"
+    elif q.op is Op.DIFFERENCE:
+        first, second = geo.places
+        out = f"{what}, {first.label} minus {second.label}"
+    elif q.op is Op.CHANGE:
+        span = " to ".join(q.periods)
+        where = join_words([pl.label for pl in geo.places]) if geo.places else (
+            "the US" if q.sums else f"{plural}{within}")
+        out = f"change in {what}, {where}, {span}"
+        if q.change is not None and q.change.count:
+            out = f"number of {plural}{within} whose {what} {'fell' if 'loss' in q.change.keep else 'rose'}, {span}"
+        elif q.rank is not None:
+            out = f"{'top' if q.rank.descending else 'bottom'} {q.rank.n} {plural}{within} by change in {what}, {span}"
     else:
         out = what
     if q.display:
@@ -144,10 +173,18 @@ def _reading(q: Query) -> list[str]:
 
 
 def _noun(level: str) -> str:
-    return "counties" if level == "county" else "states"
+    return {"county": "counties", "place": "places"}.get(level, "states")
 
 
 def _count_scope(geo: GeoSet) -> list[str]:
+    if geo.level == "place":
+        kind = {"village": "villages", "town": "towns", "borough": "boroughs", "cdp": "census-designated places",
+                "incorporated": "incorporated places (cities, towns, villages, boroughs)"}.get(geo.place_kind)
+        if kind:
+            return [f"Counting the Census places that are {kind} (by the kind at the end of their Census name), "
+                    "2023 ACS geography."]
+        return ["Counting Census places (incorporated cities, towns, villages and boroughs, and census-designated "
+                "places), 2023 ACS geography."]
     if geo.level == "county" and geo.within:
         return ["Counting county-equivalents (parishes, boroughs, census areas and independent cities included), "
                 "2022+ ACS geography."]
@@ -184,6 +221,9 @@ def _set_scope(q: Query) -> list[str]:
                    "independent cities" + ("; Connecticut as its planning regions)." if ct else ")."))
         if "PR" in geo.exclude and not geo.within:
             out.append("Puerto Rico's municipios left out, as asked.")
+    if geo.level == "place":
+        scope = f" in {join_words([s.name for s in geo.within])}" if geo.within else " nationwide"
+        out.append(f"Census places{scope} (2023 ACS geography).")
     if q.rank is not None and not q.rank.per_parent and q.op is Op.RANK:
         which = "highest" if q.rank.descending else "lowest"
         if q.rank.n_given:
@@ -219,6 +259,11 @@ def _places(places: Iterable[Place], out: list[str]) -> None:
             out.append(f"Place: {pl.county.name}, {pl.state.name} (FIPS {pl.county.geo_id[-5:]}).")
         elif pl.level == "state" and pl.how == "abbr":
             out.append(f"“{pl.text}” read as {pl.state.name}.")
+        elif pl.level == "place" and pl.locality is not None:
+            loc = pl.locality
+            kind = (" — a census-designated place (CDP): an unincorporated community the Census Bureau defines for "
+                    "statistics, not a city with a government" if loc.is_cdp else "")
+            out.append(f"Place: {loc.full_name} (Census place {pl.geo_id[-7:]}){kind}.")
 
 
 def _measures(measures: Sequence[Measure], out: list[str], *, level: str, margins: bool | None,
@@ -244,8 +289,9 @@ def _measures(measures: Sequence[Measure], out: list[str], *, level: str, margin
         out.append("Margin of error: the published 90% MOE is included where the extract has it "
                    "(columns ending in _moe).")
     elif any(level in m.moe_levels for m in measures):
-        out.append("Margins of error exist for these county rows but are left out of lists; ask "
-                   "about one county to see them.")
+        noun = {"state": "state", "place": "place"}.get(level, "county")
+        out.append(f"Margins of error exist for these {noun} rows but are left out of lists; ask "
+                   f"about one {noun} to see them.")
     else:
         out.append("Margins of error: not available for these rows in the shipped extract.")
 

@@ -21,13 +21,14 @@ from ..types import Chunk, DisplayHint
 from .catalog import Catalog, counties_named
 from .declines import Decline
 from .frame import Condition, GeoSet, Op, Query, Rank
+from .localities import places_with_figures
 from .measures import find_measures
 from .parsed import Parse, Place
 from .places import find_places
 from .ranking import read_rank
 from .scope import read_scope
 from .thresholds import find_thresholds
-from .vocabulary import FIFTY, LEVEL_PLURAL, mask
+from .vocabulary import FIFTY, LEVEL_PLURAL, join_words, mask, nice_name
 
 #: how a follow-up starts ("and ...?", "what about ...", "same for ...", "now ...")
 _START = re.compile(
@@ -46,6 +47,7 @@ _DISPLAY: list[tuple[re.Pattern[str], DisplayHint]] = [
     (re.compile(r"\b(bar chart|bar graph|bars|chart|graph)\b"), "bar"),
     (re.compile(r"\b(table|list it|as a list|in a list|raw numbers|the numbers)\b"), "table"),
 ]
+_PLACE_WORDS = re.compile(r"\b(cities|towns|villages|places|cdps)\b")
 _NATIONWIDE = re.compile(r"\b(whole country|entire country|nationwide|national|nationally|all of the us|across the us|"
                          r"the whole us|all states|every state|the us|us wide|countrywide|all counties)\b")
 _ONLY = re.compile(r"\b(only|just|limit (it )?to|restrict (it )?to|keep (it )?to|within|in)\b")
@@ -76,9 +78,15 @@ def read_followup(question: str, prior: Query, cat: Catalog, chunks: Sequence[Ch
     except Decline:
         p.thresholds = []
     measures = [m.measure for m in p.strong()]
+    # "as a share of total pop?": the population named is the whole of a share, not a measure asked for
+    if re.search(r"\b(share|percent\w*|proportion|%) of (the )?(total |overall )?(pop|population|people|residents|"
+                 r"everyone)\b", p.t):
+        measures = [m for m in measures if m.name != "population"]
     starts = bool(_START.search(p.t))
     among = _AMONG.search(p.t)
-    level_word = LEVEL_PLURAL.search(mask(p.t, p.blocked))
+    level_word = LEVEL_PLURAL.search(mask(p.t, p.blocked)) or _PLACE_WORDS.search(mask(p.t, p.blocked))
+    if level_word and re.search(r"\b(those|these|the|both|them|same)\s+(\w+\s+)?$", p.t[:level_word.start()]):
+        level_word = None  # "in those two cities": the places of the previous answer, not a new set
     standalone = measures and (p.places or level_word) and not starts and not among and not _BACK.search(p.t)
     if standalone:
         return None
@@ -89,15 +97,34 @@ def read_followup(question: str, prior: Query, cat: Catalog, chunks: Sequence[Ch
 
     # ---- "which of those has the lowest unemployment rate?": a ranking among the previous answer's places;
     # "of those, which have a poverty rate above 35%?": the ones that also meet a condition
+    if among and prior.op is Op.CHANGE and prior.change is not None:
+        # "did any of them lose population?", "which of those grew fastest?": the same change, kept or ranked
+        lose = re.search(r"\b(lose|lost|losing|decline\w*|shr[aiu]nk\w*|fell|drop\w*|decrease\w*)\b", p.t)
+        gain = re.search(r"\b(gain\w*|grew|grow\w*|add\w*|increase\w*|rose|rise)\b", p.t)
+        direction, n, n_given = read_rank(p, masked, list(prior.measures))
+        # the same places: those the previous change chose among (its geo keeps them), ranked or kept anew
+        if direction:
+            order = "pct_change" if _PERCENT.search(masked) else prior.change.by
+            return prior.edit(rank=Rank(prior.measures[0], direction == "DESC", n if n_given else 1, n_given),
+                              change=replace(prior.change, by=order, keep=""))
+        if lose or gain:
+            return prior.edit(rank=None, change=replace(prior.change, keep="loss" if lose else "gain"))
     if among:
         if prior.op not in (Op.VALUE, Op.RANK, Op.LIST) or not (prior.geo.places or prior.geo.is_set):
             raise _cannot(question, prior, "the previous answer has no list of places to choose among")
         level = prior.geo.level if prior.geo.level != "mixed" else "county"
         geo = GeoSet(level=level, among=prior)
         note = (f"Among the places of the previous answer ({_short(prior)}).",)
-        conditions = tuple(Condition(th.measure, th.op, th.value, th.value2, th.ref, None, th.text, th.unit)
-                           for th in p.thresholds if th.measure is not None)
+        conditions = tuple(Condition(th.measure or prior.measures[0], th.op, th.value, th.value2, th.ref, None,
+                                     th.text, th.unit) for th in p.thresholds if th.measure is not None
+                           or (prior.measures and th.unit != "percent"))
         chosen = tuple(dict.fromkeys([*measures, *(c.measure for c in conditions)])) or prior.measures
+        timed = _time(p, prior, cat, list(chosen[:1]), masked)
+        if timed is not None:  # "of those, which grew fastest in percent since 2014-2018?"
+            _, n1, n1_given = read_rank(p, masked, list(chosen[:1]))
+            if timed.rank is not None and not n1_given:  # "which of those ...": the one
+                timed = timed.edit(rank=replace(timed.rank, n=1))
+            return timed.edit(geo=geo, notes=(*timed.notes, *note))
         masked_rank = mask(masked, [th.span for th in p.thresholds])
         direction, n, n_given = read_rank(p, masked_rank, list(chosen))
         if conditions and not direction:
@@ -111,8 +138,9 @@ def read_followup(question: str, prior: Query, cat: Catalog, chunks: Sequence[Ch
     # ---- the measure
     if measures:
         old = set(prior.measures)
-        new = tuple(dict.fromkeys(measures))
         kept_conditions = tuple(c for c in prior.conditions)
+        # the measures asked, and those the kept limits are on (shown beside them, as a question in full does)
+        new = tuple(dict.fromkeys([*measures, *(c.measure for c in kept_conditions)]))
         rank = prior.rank
         if rank is not None and rank.by in old:
             rank = replace(rank, by=new[0])
@@ -123,17 +151,18 @@ def read_followup(question: str, prior: Query, cat: Catalog, chunks: Sequence[Ch
     # ---- a set named by a level word: "now show the same for all Texas counties"
     places = _resolve_ambiguous(list(p.places), prior)
     if level_word and not among:
-        level = "state" if level_word.group(1) == "states" else "county"
+        level = "state" if level_word.group(1) == "states" else (
+            "place" if _PLACE_WORDS.fullmatch(level_word.group(0)) else "county")
         states = tuple(pl.state for pl in places if pl.level == "state")
         same_set = prior.geo.is_set and prior.geo.level == level and prior.op in (Op.RANK, Op.LIST, Op.COUNT, Op.TOTAL)
         if same_set:  # "just the 50 states please": the same question over a narrower set
-            if states and level == "county":
+            if states and level in ("county", "place"):
                 q = q.edit(geo=replace(q.geo, within=states))
                 places = [pl for pl in places if pl.level != "state"]
                 changed.append("set")
-        elif level == "county" or not states:
+        elif level in ("county", "place") or not states:
             q = q.edit(op=Op.LIST if q.op not in (Op.RANK,) else q.op, conditions=(), with_us=False, per_n=None,
-                       geo=GeoSet(level=level, within=states if level == "county" else (),
+                       geo=GeoSet(level=level, within=states if level in ("county", "place") else (),
                                   exclude=prior.geo.exclude if prior.geo.is_set else frozenset()),
                        rank=replace(q.rank, by=q.measures[0]) if q.rank else None)
             places = [pl for pl in places if pl.level != "state"]
@@ -148,9 +177,40 @@ def read_followup(question: str, prior: Query, cat: Catalog, chunks: Sequence[Ch
     if not places and not measures and not p.thresholds:
         places = _bare_counties(p, prior, cat)
 
+    # ---- "the county" after a city: the county-equivalent of the same area, or the county of its name
+    if not places and re.search(r"\b(the|its|that) county\b", p.t) and prior.geo.places and all(
+            pl.level == "place" and pl.locality is not None for pl in prior.geo.places):
+        for pl in prior.geo.places:
+            assert pl.locality is not None
+            c = cat.same_area_county(pl.locality) or pl.namesake
+            if c is None:
+                raise _cannot(question, prior, f"{pl.locality.label} is not one county (a city can spread over "
+                                                "several); name the county")
+            places.append(Place("county", c.state, c, (0, 0), "rule", "the county"))
+            q = q.edit(notes=(*q.notes, f"“the county” read as {c.label}, the county of {pl.locality.label}."))
+
+    # ---- "swap in Howard County for Montgomery": the named place takes the other's place
+    swap = re.search(r"\b(?:swap|switch|replace|substitute)\b.*?\bfor\s+(\w+)|\binstead of\s+(\w+)|\bin place of\s+"
+                     r"(\w+)", p.t)
+    if swap and places and q.geo.places:
+        out_word = next(g for g in swap.groups() if g)
+        kept = tuple(pl for pl in q.geo.places if out_word not in pl.label.lower())
+        if len(kept) < len(q.geo.places):
+            q = q.edit(geo=replace(q.geo, places=kept))
+            places = [pl for pl in places if out_word not in pl.label.lower()]
+
+    # ---- "as a share of the population?": the group's share instead of its count
+    if not measures and re.search(r"\b(as an? |in )(share|percent(age)?|proportion|%)\b(?!\s+(increase|change|"
+                                  r"growth|decrease|gain|rise|drop|decline))", p.t) and prior.measures:
+        m0 = prior.measures[0]
+        share = next((x for x in cat.measures if x.family == m0.family and x.is_rate), None) if m0.family else None
+        if share is not None and share is not m0:
+            q = q.edit(measures=(share,), rank=replace(q.rank, by=share) if q.rank else None)
+            changed.append("measure")
+
     # ---- the places
     if places:
-        q = _places(q, p, places, bool(_ADD.search(p.t)), changed)
+        q = _places(q, p, places, bool(_ADD.search(p.t)) or bool(swap and q.geo.places), changed)
 
     # ---- the set: DC / Puerto Rico in or out, the 50 states
     if p.include or p.exclude or FIFTY.search(p.t):
@@ -178,6 +238,47 @@ def read_followup(question: str, prior: Query, cat: Catalog, chunks: Sequence[Ch
     elif q.op is Op.VALUE and re.search(r"\b(top|bottom|highest|lowest)\b", masked) and not changed:
         raise _cannot(question, prior, "the previous answer is not a ranking")
 
+    # ---- time: another period, a change between two, dollars, the percent change
+    if not among:
+        timed = _time(p, q, cat, list(q.measures[:1]), masked)
+        if timed is not None:
+            q = timed
+            changed.append("period")
+
+    # ---- a new limit on a set ("only the ones over 100,000"): it replaces the limit on the same measure
+    if p.thresholds and q.geo.is_set and q.op in (Op.LIST, Op.RANK, Op.COUNT, Op.TOTAL) and "period" not in changed:
+        limits = [Condition(th.measure or (q.conditions[0].measure if q.conditions else q.measures[0]), th.op,
+                            th.value, th.value2, th.ref, None, th.text, th.unit) for th in p.thresholds]
+        limited = {c.measure.name for c in limits}
+        unlimited = tuple(c for c in q.conditions if c.measure.name not in limited)
+        q = q.edit(conditions=unlimited + tuple(limits))
+        changed.append("limit")
+
+    # ---- "how many people live in those places altogether?": the previous set's total
+    if _ALTOGETHER.search(masked) and q.op in (Op.LIST, Op.RANK, Op.COUNT) and q.geo.is_set:
+        additive = [m for m in (measures or q.measures) if m.additive]
+        if additive:
+            q = q.edit(op=Op.TOTAL, measures=tuple(dict.fromkeys([*q.measures, *additive])), sums=tuple(additive),
+                       rank=None)
+            changed.append("total")
+
+    # ---- "is that difference significant?": the same answer; sage tests it and says so under it
+    if not changed and _SIGNIFICANCE.search(p.t):
+        if q.op is Op.VALUE and len(q.geo.places) < 2 and not q.geo.among:
+            raise _cannot(question, prior, "it shows one value, so nothing is compared; ask for two places")
+        period = q.periods[0] if len(q.periods) == 1 else None
+        levels = {pl.level for pl in q.geo.places} or {q.geo.level}
+        if q.op is not Op.CHANGE and not all(cat.has_margins(m, lv, period) for m in q.measures for lv in levels):
+            what = join_words([nice_name(m) for m in q.measures])
+            raise Decline(f"whether that difference is statistically significant cannot be assessed: the data has no "
+                          f"published margins of error for the {what} of these places"
+                          + (f" in {period}" if period else "") + " (population totals are controlled to the "
+                          "Census Bureau's estimates and carry none), and a test without them would only pretend.",
+                          _suggest(prior))
+        changed.append("significance")
+        q = q.edit(notes=(*q.notes, "The same answer: whether its differences are statistically significant at 90% "
+                                    "is tested below it."))
+
     # ---- the display
     display = _display(p.t)
     if display:
@@ -186,7 +287,75 @@ def read_followup(question: str, prior: Query, cat: Catalog, chunks: Sequence[Ch
 
     if not changed:
         raise _cannot(question, prior, "I could not tell what to change in it")
+    # a city asked for a figure places lack ("whats the median household income there?"): its county-equivalent
+    # of the same area, or the fetch that would add it — as for a question asked in full
+    if any(pl.level == "place" for pl in q.geo.places) and q.op is not Op.CHANGE:
+        notes: list[str] = []
+        kept_places = places_with_figures(list(q.geo.places), list(q.measures), cat, notes, p)
+        if notes:
+            levels = {pl.level for pl in kept_places}
+            q = q.edit(geo=replace(q.geo, places=tuple(kept_places),
+                                   level=levels.pop() if len(levels) == 1 else "mixed"),
+                       notes=(*q.notes, *notes))
     return q.edit(notes=tuple(n for n in q.notes if not n.startswith("Among the places")))
+
+
+_SIGNIFICANCE = re.compile(r"\b(significant\w*|statistically|margin of error|margins of error|sampling (error|noise)|"
+                           r"real (difference|gap|change|increase|decrease)|within the margin|meaningful)\b")
+_ALTOGETHER = re.compile(r"\b(altogether|all together|combined|in total|total|add(ed)? up|together)\b")
+_PERCENT = re.compile(r"\b(percent\w*|%|pct|in percentage terms|fastest|slowest|relative)\b")
+_ABSOLUTE = re.compile(r"\b(raw number|absolute|number of people|people added|how many people|in people|in dollars)\b")
+
+
+def _time(p: Parse, q: Query, cat: Catalog, measures: list[Measure], masked: str) -> Query | None:
+    """A follow-up about time, as an edit of ``q``: "what was that in 2014-2018?" (the earlier period), "how much
+    has that changed since 2014-2018?" (the change), "adjusted for inflation?" / "in nominal dollars?" (the dollars
+    of a change), "in percent?" / "the raw number instead?" (what a ranked change orders by).  None when the
+    follow-up says nothing about time.  Raises :class:`Decline` for a period the data cannot give."""
+    from ..census.mentions import Mention
+    from .changes import change_query
+    from .periods import dollar_words, read_periods
+
+    if not measures:
+        return None
+    tmp = Parse(question=p.question, tc=p.tc, t=p.t, places=list(p.places), blocked=list(p.blocked),
+                mentions=[Mention(m, 0, 0, m.name) for m in measures], level=q.geo.level if q.geo.is_set else None)
+    read_periods(tmp, cat)
+    if q.op is Op.CHANGE and q.change is not None:
+        ch = q.change
+        if dollar_words(p.t) and q.measures[0].unit == "dollars":
+            nominal = re.search(r"\bnominal|not (adjust|correct)|unadjusted|current dollars|as published", p.t)
+            return q.edit(change=replace(ch, dollars="nominal" if nominal else "real"))
+        if _PERCENT.search(masked) and not _ABSOLUTE.search(masked):
+            return q.edit(change=replace(ch, by="pct_change"))
+        if _ABSOLUTE.search(masked) or re.search(r"\b(added|gained|lost) the most\b", masked):
+            return q.edit(change=replace(ch, by="change"))
+        if tmp.periods and not tmp.change:  # "what were they in 2014-2018?": that period's values
+            return Query(Op.VALUE, q.measures, q.geo, periods=tmp.periods,
+                         notes=(f"Period: ACS {tmp.periods[0]} 5-year estimates.",))
+        return None
+    if not tmp.periods:
+        return None
+    if tmp.change:
+        level = q.geo.level if q.geo.level != "mixed" else "county"
+        tmp.level = level if q.geo.is_set or q.geo.among is not None else None
+        tmp.national = q.op is Op.TOTAL and q.geo.level == "state" and not q.geo.within
+        tmp.places = [] if (q.geo.is_set or q.geo.among is not None) else list(q.geo.places)
+        if q.geo.is_set and q.geo.within:
+            from .parsed import Place as _Place
+            tmp.places = [_Place("state", s, None, (0, 0)) for s in q.geo.within]
+        ranked = bool(re.search(r"\b(which|fastest|slowest|most|least|biggest|largest|top|bottom)\b", masked))
+        lost = re.search(r"\b(lose|lost|losing|decline\w*|shr[aiu]nk\w*|fell|drop\w*)\b", masked)
+        out = change_query(tmp, cat, measures, masked, [], set_query=bool(q.geo.is_set or q.geo.among is not None
+                                                                          or ranked or lost))
+        if q.geo.among is not None or (q.geo.is_set and (q.op is Op.RANK or q.conditions)):
+            # the places the previous answer showed (its ranking, its limits), not its whole set
+            out = out.edit(geo=replace(out.geo, among=q if q.geo.among is None else q.geo.among))
+        if ranked and out.rank is None and not (out.change and out.change.keep):
+            out = out.edit(rank=Rank(measures[0], True, 1))
+        return out
+    period = tmp.periods[0]
+    return q.edit(periods=(period,), notes=(*q.notes, f"Period: ACS {period} 5-year estimates, as asked."))
 
 
 def _resolve_ambiguous(places: list[Place], prior: Query) -> list[Place]:
@@ -233,7 +402,7 @@ def _places(q: Query, p: Parse, places: Sequence[Place], add: bool, changed: lis
                       [f"and {c.label}?" for c in pl.candidates[:3]], kind="ambiguous")
     if geo.is_set and geo.among is None and q.op in (Op.RANK, Op.LIST, Op.COUNT, Op.TOTAL):
         states = [pl.state for pl in places if pl.level == "state"]
-        if states and len(states) == len(places) and geo.level == "county":
+        if states and len(states) == len(places) and geo.level in ("county", "place"):
             within = tuple(dict.fromkeys((*geo.within, *states))) if add else tuple(states)
             changed.append("places")
             return q.edit(geo=replace(geo, within=within, exclude=frozenset()))

@@ -11,7 +11,8 @@ The vocabulary:
   snapshots, comparisons), the top or bottom N of a set (``RANK``), every place of a set, possibly filtered
   (``LIST``: thresholds, maps), how many places of a set qualify (``COUNT``), places added together (``TOTAL``:
   the US, "combined", a filtered set's total), a place's share of its parent (``SHARE``), places per parent
-  (``PER_PARENT``: counties per state), and a value in two periods (``CHANGE``).
+  (``PER_PARENT``: counties per state), a value in two periods (``CHANGE``), and how much one place's value
+  exceeds another's (``DIFFERENCE``: "how many more people live in Washington state than in DC?").
 * :class:`GeoSet` — which places: a level, the places named, the parents that scope a set ("counties in Texas"),
   and the states left out of it ("excluding Puerto Rico", "the 50 states", "the contiguous US").
 * :class:`Rank`, :class:`Condition` — order and limits.
@@ -39,6 +40,7 @@ class Op(StrEnum):
     SHARE = "share"
     PER_PARENT = "per_parent"
     CHANGE = "change"
+    DIFFERENCE = "difference"
 
 
 #: geography levels, in the Census Bureau's order of summary levels
@@ -65,6 +67,9 @@ class GeoSet:
     within: tuple[State, ...] = ()
     exclude: frozenset[str] = frozenset()
     independent_cities: bool = False
+    #: which Census places of a place-level set: "" all of them, "incorporated" only cities, towns, villages and
+    #: boroughs ("incorporated cities", "not counting CDPs"), "cdp" only census-designated places
+    place_kind: str = ""
     #: the places of an earlier answer ("which of those ..."): its frame, compiled to the ids of its places
     among: Query | None = None
 
@@ -93,13 +98,26 @@ class Condition:
     non-Hispanic White residents")."""
 
     measure: Measure
-    op: str  # '>', '>=', '<', '<=', 'between'
+    op: str  # '>', '>=', '<', '<=', '=', 'between'
     value: float = 0.0
     value2: float | None = None
     ref: Place | None = None
     other: Measure | None = None
     text: str = ""
     unit: str = "plain"
+
+
+@dataclass(frozen=True)
+class Change:
+    """How a ``CHANGE`` is shown: ``by`` what a ranking orders ("change" or "pct_change"), ``keep`` which places a
+    set keeps ("" all, "loss", "gain", "significant_gain", "significant_loss"), ``count``: how many places are kept
+    (one number), ``dollars``: "real" (the earlier period's dollars put in the later period's with the CPI-U-RS),
+    "nominal", or "" (not a dollar measure)."""
+
+    by: str = "change"
+    keep: str = ""
+    count: bool = False
+    dollars: str = ""
 
 
 @dataclass(frozen=True)
@@ -124,6 +142,12 @@ class Query:
     with_us: bool = False
     #: the named places taken together ("Kings and Queens counties combined"): one share of the parent
     combined: bool = False
+    #: the first measure over the second, for each place ("the ratio of residents to housing units")
+    ratio: bool = False
+    #: the whole of a ``SHARE``: "" its parent (a county's or a place's state, a state's US), "us" the US
+    share_of: str = ""
+    #: how a ``CHANGE`` is shown (``periods`` holds its two periods)
+    change: Change | None = None
     display: DisplayHint | None = None
     notes: tuple[str, ...] = field(default=(), compare=False)
 
@@ -145,6 +169,7 @@ class Query:
         def geo(g: GeoSet) -> dict[str, Any]:
             return {"level": g.level, "places": [place(pl) for pl in g.places], "within": [s.fips for s in g.within],
                     "exclude": sorted(g.exclude), "independent_cities": g.independent_cities,
+                    "place_kind": g.place_kind,
                     "among": g.among.to_dict() if g.among else None}
 
         return {
@@ -154,7 +179,11 @@ class Query:
                 "n": self.rank.n, "n_given": self.rank.n_given, "per_parent": self.rank.per_parent},
             "conditions": [cond(c) for c in self.conditions], "sums": [m.name for m in self.sums],
             "periods": list(self.periods), "per_n": self.per_n, "per_n_phrase": self.per_n_phrase,
-            "with_us": self.with_us, "combined": self.combined, "display": self.display, "notes": list(self.notes),
+            "with_us": self.with_us, "combined": self.combined, "ratio": self.ratio, "share_of": self.share_of,
+            "change": None if self.change is None else {"by": self.change.by, "keep": self.change.keep,
+                                                        "count": self.change.count, "dollars": self.change.dollars},
+            "display": self.display,
+            "notes": list(self.notes),
         }
 
     @classmethod
@@ -178,6 +207,7 @@ class Query:
                           within=tuple(by_fips[f] for f in d.get("within", [])),
                           exclude=frozenset(d.get("exclude", [])),
                           independent_cities=bool(d.get("independent_cities")),
+                          place_kind=d.get("place_kind", ""),
                           among=cls.from_dict(d["among"], cat) if d.get("among") else None)
 
         r = data.get("rank")
@@ -194,7 +224,9 @@ class Query:
                    sums=tuple(measure(n) for n in data.get("sums", [])), periods=tuple(data.get("periods", [])),
                    per_n=data.get("per_n"), per_n_phrase=data.get("per_n_phrase", ""),
                    with_us=bool(data.get("with_us")), combined=bool(data.get("combined")),
+                   ratio=bool(data.get("ratio")), share_of=data.get("share_of", ""),
+                   change=Change(**data["change"]) if data.get("change") else None,
                    display=data.get("display"), notes=tuple(data.get("notes", [])))
 
 
-__all__ = ["Condition", "GeoSet", "LEVELS", "NON_STATES", "Op", "Query", "Rank"]
+__all__ = ["Change", "Condition", "GeoSet", "LEVELS", "NON_STATES", "Op", "Query", "Rank"]

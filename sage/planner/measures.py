@@ -312,6 +312,9 @@ def implied_measure(masked: str, cat: Catalog) -> Measure | None:
          r"more populous|less populous|how big|how large|how small|size of|sizes of)\b", "population"),
         (r"\b(most expensive|least expensive|priciest|cheapest|most affordable|least affordable)\b",
          "median_home_value"),
+        # "which counties grew fastest", "lost people": a change in the number of people
+        (r"\b(grew|grow(s|ing|n)?|growth|shr[aiu]nk\w*|(lost|gained|added|losing|gaining|adding) "
+         r"(people|residents|population))\b", "population"),
         (r"\b(most educated|least educated|best educated)\b", "bachelors_or_higher_share"),
     ]
     for rx, name in rules:

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 
 from ..types import Chunk
 from .base import Attempt, Plan, PriorTurn
@@ -42,7 +43,7 @@ from .compile import compile_query
 from .declines import Decline, generic_suggestions
 from .explain import describe, explain
 from .followup import is_followup, read_followup
-from .frame import Query
+from .frame import Op, Query
 from .intent import build_query
 from .parser import parse_question
 
@@ -66,6 +67,10 @@ class OfflinePlanner:
             return self._decline("The question is empty.", generic_suggestions())
         cat = self.catalog
         prior = _prior_frame(context, cat)
+        if prior is not None and context and not context[-1].frame:
+            # "whats the median income there?" was declined, then "ok, Sangamon County's then": the declined
+            # question's measure is the one the conversation is now about
+            prior = _with_declined_measure(prior, context[-1].question, cat, chunks)
         followup = False
         try:
             query = read_followup(question, prior, cat, chunks) if prior is not None else None
@@ -109,6 +114,26 @@ class OfflinePlanner:
         return Plan(sql="", assumptions=assumptions, display_hint="table", planner=self.name,
                     suggestions=list(dict.fromkeys(suggestions))[:3 if kind != "ambiguous" else 8],
                     decline_kind=kind, fetch=fetch)
+
+
+def _with_declined_measure(prior: Query, declined: str, cat: Catalog, chunks: Sequence[Chunk]) -> Query:
+    """``prior`` with the one measure a declined later question named, if it named exactly one."""
+    from ..text import normalize
+    from .measures import find_measures
+    from .parsed import Parse
+
+    tc = normalize(declined)
+    p = Parse(question=declined, tc=tc, t=tc.lower())
+    try:
+        find_measures(p, cat, chunks)
+    except Decline:
+        return prior
+    named = list(dict.fromkeys(m.measure for m in p.strong()))
+    if len(named) != 1 or named[0] in prior.measures:
+        return prior
+    m = named[0]
+    return prior.edit(measures=(m,), rank=None if prior.rank is None else replace(prior.rank, by=m),
+                      sums=(m,) if prior.op is Op.TOTAL and m.additive else prior.sums)
 
 
 def _prior_frame(context: Sequence[PriorTurn], cat: Catalog) -> Query | None:

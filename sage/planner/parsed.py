@@ -9,26 +9,44 @@ from dataclasses import dataclass, field
 
 from ..census.mentions import Mention
 from ..census.semantic import Measure
-from .catalog import Catalog, County, State
+from .catalog import Catalog, County, Locality, State
 
 
 @dataclass
 class Place:
-    level: str  # 'state' | 'county'
+    """A place the question names: a state, a county (``county``) or a Census place (``locality``: a city, town
+    or CDP), where in the question (``span``) and how it was found (``how``: exact | abbr | fuzzy | qualifier |
+    demonym | alias | unique | rule | bare | context | ambiguous ...)."""
+
+    level: str  # 'state' | 'county' | 'place'
     state: State
     county: County | None
     span: tuple[int, int]
-    how: str = "exact"  # exact | abbr | fuzzy | qualifier | demonym | alias | unique | rule
+    how: str = "exact"
     text: str = ""
     candidates: tuple[County, ...] = ()  # an ambiguous county name without a state
+    locality: Locality | None = None
+    #: a county of the same name in the same state ("Maricopa, AZ": the city, and Maricopa County)
+    namesake: County | None = None
 
     @property
     def geo_id(self) -> str:
+        if self.locality is not None:
+            return self.locality.geo_id
         return self.county.geo_id if self.county else self.state.geo_id
 
     @property
     def label(self) -> str:
+        if self.locality is not None:
+            return self.locality.label
         return self.county.label if self.county else self.state.name
+
+    @property
+    def full_name(self) -> str:
+        """geography.name of the row: 'Austin city, Texas', 'Travis County, Texas', 'Texas'."""
+        if self.locality is not None:
+            return self.locality.full_name
+        return f"{self.county.name}, {self.state.name}" if self.county else self.state.name
 
 
 @dataclass
@@ -59,6 +77,8 @@ class Parse:
     mentions: list[Mention] = field(default_factory=list)
     thresholds: list[Threshold] = field(default_factory=list)
     level: str | None = None
+    #: for a set of Census places: "" all of them, "incorporated" (no CDPs) or "cdp" (CDPs only)
+    place_kind: str = ""
     national: bool = False
     #: "the 50 states": DC and Puerto Rico are not in the set unless a clause adds them back
     fifty: bool = False
@@ -72,6 +92,11 @@ class Parse:
     informal: list[tuple[int, int]] = field(default_factory=list)
     per_n: tuple[int, str] | None = None  # "per 1,000 residents": (1000, the phrase) — a count over population
     vs_us: bool = False  # "higher than the national average", "Texas vs the US": add a US row to the places
+    #: the ACS periods asked about, oldest first (none: each measure's latest); ``change``: how the value changed
+    #: between the two; ``dollars``: "real" (the later period's dollars) or "nominal" for a change in dollars
+    periods: tuple[str, ...] = ()
+    change: bool = False
+    dollars: str = ""
     notes: list[str] = field(default_factory=list)
 
     def strong(self) -> list[Mention]:
@@ -84,4 +109,6 @@ def place_of(cat: Catalog, geo_id: str, *, text: str = "", how: str = "exact") -
     row = cat.by_geo_id[geo_id]
     if isinstance(row, County):
         return Place("county", row.state, row, (0, 0), how, text or row.label)
+    if isinstance(row, Locality):
+        return Place("place", row.state, None, (0, 0), how, text or row.label, locality=row)
     return Place("state", row, None, (0, 0), how, text or row.name)

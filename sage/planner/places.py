@@ -14,6 +14,7 @@ from ..text import overlaps
 from .bare_names import find_bare_counties, qualified, state_after
 from .catalog import Catalog, County, State, is_measure_word, state_words
 from .declines import Decline, generic_suggestions, state_suggestions
+from .localities import find_aliases, find_full_names, find_localities, find_state_led, names_place_before
 from .parsed import Parse, Place
 from .vocabulary import (
     ASC_WORDS,
@@ -38,7 +39,9 @@ def find_places(p: Parse, cat: Catalog) -> None:
     """Every state and county the question names.  Counties come first, so the state in "Washington County" or
     "Texas County, MO" is not also read as a place of its own."""
     t = p.t
+    find_full_names(p, cat)
     _find_counties(p, cat)
+    find_aliases(p, cat)
     # the District of Columbia in its spellings
     for mt in re.finditer(r"\b(district of columbia|washington,? dc|washington,? d c|d c|dc)\b", t):
         if not overlaps(mt.span(), p.blocked):
@@ -49,7 +52,9 @@ def find_places(p: Parse, cat: Catalog) -> None:
         if overlaps(span, p.blocked):
             continue
         after = t[span[1]:]
-        if re.match(r"\s+city\b", after):  # New York City, Kansas City, Oklahoma City...
+        if find_state_led(p, cat, span, cat.state_by_key[mt.group(1)]):
+            continue  # Kansas City, Oklahoma City, Iowa City: a Census place
+        if re.match(r"\s+city\b", after) and "place" not in cat.levels:  # New York City, Kansas City...
             raise Decline(
                 f"“{p.tc[span[0]:span[1]]} City” is a city; the data has only states and counties "
                 "(county-equivalents), not cities or other places.",
@@ -74,6 +79,9 @@ def find_places(p: Parse, cat: Catalog) -> None:
         wordlike = code.lower() in WORDLIKE_ABBRS
         if (code.isupper() and (not all_caps or not wordlike)) or (code.islower() and not wordlike):
             taken.add(n)
+        elif wordlike and not _place_next(p, cat, mt.end()) and names_place_before(
+                p, cat, len(p.t[:mt.start()].rstrip(" ,")), cat.state_by_abbr[code.upper()]):
+            taken.add(n)  # "pittsburg pa population": after a place's name ("springfield or columbus" is a list)
     # "pov rate ms vs la vs nm vs wv": a postal code that is also a word counts inside a list of postal codes
     grew = True
     while grew:
@@ -92,9 +100,19 @@ def find_places(p: Parse, cat: Catalog) -> None:
         mt = codes[n]
         _add_state(p, cat.state_by_abbr[mt.group(1).upper()], mt.span(), "abbr")
     _find_fuzzy_states(p, cat)
+    find_localities(p, cat)
     find_bare_counties(p, cat)
     _informal_regions(p)
     resolve_ambiguous(p)
+
+
+def _place_next(p: Parse, cat: Catalog, at: int) -> bool:
+    """Whether the word at ``at`` begins a place's or a state's name."""
+    mt = re.match(r"\s*([a-z]+)", p.t[at:])
+    if mt is None:
+        return False
+    word = mt.group(1)
+    return word in cat.state_words or bool(cat.localities_named(word)) or word in cat.locality_first_words
 
 
 def _find_regions(p: Parse, cat: Catalog) -> None:
@@ -128,9 +146,9 @@ def _informal_regions(p: Parse) -> None:
             pl.span[0] >= span[1] for pl in p.places)
         # "A Pacific Northwest higher-ed consortium wants ... Washington, Oregon and Idaho": the region word
         # describes something else, and the places are named
-        adjectival = p.places and not re.match(r"\s*($|[,.;:?!]|(and|or|vs|versus|with|compared|than|plus)\b)",
-                                                 p.t[span[1]:])
-        listed = listed or adjectival
+        adjectival = bool(p.places) and not re.match(
+            r"\s*($|[,.;:?!]|(and|or|vs|versus|with|compared|than|plus)\b)", p.t[span[1]:])
+        listed = bool(listed) or adjectival
         if listed:
             p.notes.append(f"“{text}” read as the places the question lists.")
             continue
@@ -239,6 +257,8 @@ def _find_counties(p: Parse, cat: Catalog) -> None:
                         _add_county(p, cat, hits, (start, end), "alias")
                         break
             continue
+        if found is None and words and (words[-1] in cat.state_by_key or " ".join(words[-2:]) in cat.state_by_key):
+            continue  # "which vermont county has the highest ...": a state's counties, not a misspelt county
         if found is None:
             fuzzy = _fuzzy_county(words, suffix, cat)
             if fuzzy is None:
@@ -354,6 +374,14 @@ def _add_county(p: Parse, cat: Catalog, hits: list[County], span: tuple[int, int
             close = difflib.get_close_matches(hits[0].base, names, n=1, cutoff=0.85)
             if close and how != "exact":
                 in_state = [c for c in cat.counties_by_state[st.fips] if c.base == close[0] and c.suffix == suffix]
+            if not in_state and st.abbr == "CT" and suffix == "county":
+                raise Decline(f"{hits[0].name}, Connecticut is not in the data: Connecticut replaced its eight "
+                              "counties with nine planning regions in 2022, and the ACS 2019-2023 reports the "
+                              "regions (the shipped 2014-2018 period has Connecticut as a whole), so the old "
+                              "counties cannot be "
+                              "compared across periods. Ask about a planning region or Connecticut as a whole.",
+                              [f"What is the population of {c.label}?" for c in cat.counties_by_state[st.fips][:2]]
+                              + ["How did the population of Connecticut change from 2014-2018 to 2019-2023?"])
             if not in_state:
                 raise Decline(f"there is no {hits[0].name} in {st.name} in the data.",
                               [f"What is the population of {c.label}?" for c in hits[:2]]

@@ -28,7 +28,8 @@ estimates for states and counties. The application checks your SQL, runs it read
 chart and a table together with your assumptions.
 
 # Output
-Answer with one JSON object: {"standalone": "...", "sql": "...", "assumptions": ["...", ...], "displayHint": "..."}.
+Answer with one JSON object: {"standalone": "...", "sql": "...", "assumptions": ["...", ...], "displayHint": "..."}, \
+plus "decline": {"kind": "...", "tables": [...]} when sql is "".
 - standalone: the question as you read it, standing on its own (see Conversations): for a follow-up, the full \
 question it stands for; otherwise the question itself, tidied.
 - sql: exactly one SELECT statement (a WITH ... SELECT is fine), no trailing semicolon; or "" when the data cannot \
@@ -36,6 +37,8 @@ answer the question.
 - assumptions: 2-5 short plain-English sentences a census analyst needs to trust the number (see Assumptions). When \
 sql is "", say what is missing and, if possible, what nearby question the data can answer.
 - displayHint: one of big | statrow | bar | grouped | map | table (see Display).
+- decline (only with sql ""): kind "needs_fetch" with the ids of the tables that would answer it, when they are \
+among the ACS tables listed as NOT loaded (see Tables that are not loaded); otherwise kind "declined".
 
 # The tables (schema public; nothing else exists for you)
 public.geography  g: geo_id text PK ('0400000US06' state, '0500000US06037' county), fips text (2-digit state or \
@@ -115,8 +118,20 @@ B23025_005E unemployed / B23025_003E civilian labor force; B28011_002E household
 B14001_008E undergraduate, B14001_009E graduate or professional school enrolment.
 - Not in the shipped extract: commuting and travel time (transportation, B08*), owner/renter tenure and vacancy \
 (B25003, B25002), rent burden, income brackets, sex by age, any year other than the two vintages, forecasts, \
-crime, anything not in ACS. Decline those. But the retrieved context is the authority on what exists: if it lists \
-a variable for the topic (tables can be fetched later), use it with the vintage and levels it states.
+crime, anything not in ACS. But the retrieved context is the authority on what exists: if it lists a variable for \
+the topic (tables can be fetched later), use it with the vintage and levels it states.
+
+# Tables that are not loaded
+- The context may list "ACS tables that are NOT loaded": tables of the ACS catalog with no rows in the data. Never \
+query them or write their variable codes.
+- When answering the question needs one of them (no candidate variable measures the same thing), answer sql "" \
+with "decline": {"kind": "needs_fetch", "tables": [the fewest listed ids that answer it, usually one]}, and say \
+in the first assumption which table and why (the application offers to load it, then the question is asked \
+again). Prefer the base table to a race iteration (B01001, not B01001A) unless the question is about that group.
+- Never substitute a similar-sounding loaded measure for the one asked: median age is not the number of people 65 \
+and over, Hispanic origin is not the language spoken at home, public health coverage is not Medicaid. A topic \
+the ACS does not measure (crime, elections, weather), a place or year the data cannot have, or a table not in the \
+list is "decline": {"kind": "declined"}.
 - Margins of error: the shipped data has them only on county rows of B19013_001E, B02001_002E and B02001_003E \
 (90% level); fetched tables may add more. Select e.margin_error next to a single county value when present; never \
 add margins up, and say a computed rate has no margin of error here.
@@ -165,8 +180,12 @@ with sql "" and say it is out of scope.
 Example = tuple[str, dict[str, Any]]
 
 
-def _plan(sql: str, assumptions: Sequence[str], hint: str, standalone: str = "") -> dict[str, Any]:
-    return {"standalone": standalone, "sql": sql, "assumptions": list(assumptions), "displayHint": hint}
+def _plan(sql: str, assumptions: Sequence[str], hint: str, standalone: str = "",
+          decline: dict[str, Any] | None = None) -> dict[str, Any]:
+    plan: dict[str, Any] = {"standalone": standalone, "sql": sql, "assumptions": list(assumptions), "displayHint": hint}
+    if decline is not None:
+        plan["decline"] = decline
+    return plan
 
 
 #: Worked examples, one per kind of question (the comment above each says what it teaches).  Every SQL uses shipped
@@ -342,6 +361,21 @@ FEW_SHOT_EXAMPLES: list[Example] = [
             "median home value, Colorado",
         ),
     ),
+    # decline: a topic whose table is listed as not loaded (here B25003): name it, substitute nothing
+    (
+        "What share of homes in Ohio are owner-occupied?",
+        _plan(
+            "",
+            [
+                "Homeownership needs ACS table B25003 (Tenure: owner- and renter-occupied housing units), listed as "
+                "not loaded; no loaded variable counts owners and renters.",
+                "Once B25003 is loaded, the share is owner-occupied / occupied housing units for Ohio.",
+            ],
+            "table",
+            "share of homes that are owner-occupied, Ohio",
+            decline={"kind": "needs_fetch", "tables": ["B25003"]},
+        ),
+    ),
     # decline: no city geography
     (
         "How many people live in Seattle?",
@@ -504,8 +538,9 @@ def format_schema_context(chunks: Sequence[Chunk], measures: Sequence[Any] = ())
     """A compact, readable block of what retrieval found for this question.
 
     Tables come first with their retrieved columns indented under them, then the candidate ACS variables one per
-    line (code, label, vintage, levels — whatever the retrieval helper put in ``content``), then anything else, then
-    the semantic-layer ``measures`` (any objects with ``name``, ``formula``, ``unit`` and ``description``).
+    line (code, label, vintage, levels — whatever the retrieval helper put in ``content``), then the ACS tables that
+    are not loaded (``acs_table`` chunks, one per line, marked as such), then anything else, then the
+    semantic-layer ``measures`` (any objects with ``name``, ``formula``, ``unit`` and ``description``).
     Chunks about the internal ``sage`` schema are dropped here as a second line of defence; duplicates are dropped.
     """
     seen: set[tuple[str, str]] = set()
@@ -520,7 +555,8 @@ def format_schema_context(chunks: Sequence[Chunk], measures: Sequence[Any] = ())
     tables = [c for c in kept if c.object_type == "table"]
     columns = [c for c in kept if c.object_type == "column"]
     variables = [c for c in kept if c.object_type == "variable"]
-    others = [c for c in kept if c.object_type not in ("table", "column", "variable")]
+    catalog = [c for c in kept if c.object_type == "acs_table"]
+    others = [c for c in kept if c.object_type not in ("table", "column", "variable", "acs_table")]
 
     lines: list[str] = []
     by_table: dict[str, list[Chunk]] = {}
@@ -540,6 +576,9 @@ def format_schema_context(chunks: Sequence[Chunk], measures: Sequence[Any] = ())
     if variables:
         lines.append("## Candidate variables (use these codes)")
         lines.extend(f"- {_one_line(_trim(_without_aliases(v.content), MAX_CHUNK_CHARS))}" for v in variables)
+    if catalog:
+        lines.append("## ACS tables that are NOT loaded (no rows in the data; fetchable: decline with needs_fetch)")
+        lines.extend(f"- {_not_loaded_line(c.content)}" for c in catalog)
     if others:
         lines.append("## Other context")
         lines.extend(f"- {_one_line(_trim(o.content, MAX_CHUNK_CHARS))}" for o in others)
@@ -549,6 +588,25 @@ def format_schema_context(chunks: Sequence[Chunk], measures: Sequence[Any] = ())
     if not lines:
         return "(nothing retrieved: rely on the tables and conventions in the instructions)"
     return "\n".join(lines)
+
+
+#: longest line kept of a not-loaded table (its title, universe and main lines)
+MAX_CATALOG_LINE_CHARS = 220
+
+
+def _not_loaded_line(text: str) -> str:
+    """A not-loaded catalog table on one line: ``B25003 Tenure — universe: Occupied housing units; lines: Owner
+    occupied; Renter occupied`` (the everyday words and the "not loaded" line are the section's heading)."""
+    head, parts = "", []
+    for line in (line.strip() for line in text.splitlines()):
+        if line.startswith("ACS table "):
+            head = line.removeprefix("ACS table ").replace(": ", " ", 1)
+        elif line.startswith("Universe: "):
+            parts.append("universe: " + line.removeprefix("Universe: "))
+        elif line.startswith("Lines: "):
+            parts.append("lines: " + line.removeprefix("Lines: "))
+    text = head + (" — " + "; ".join(parts) if parts else "") if head else _one_line(text)
+    return _trim(text, MAX_CATALOG_LINE_CHARS)
 
 
 def _format_measure(m: Any) -> str:

@@ -13,6 +13,7 @@ from .vocabulary import (
     BAD_HIGH,
     DESC_WORDS,
     FIFTY,
+    INCORPORATED,
     LEVEL_PLURAL,
     LEVEL_SINGULAR,
     N_RES,
@@ -86,6 +87,12 @@ def read_rank(p: Parse, masked: str, measures: list[Measure]) -> tuple[str | Non
         n = 1
     if n is None and LEVEL_SINGULAR.search(txt) and not LEVEL_PLURAL.search(txt):
         n = 1
+    if n is None and p.level == "place":  # "the smallest incorporated city or village in Vermont"
+        one_place = re.search(r"\b(city|town|village|cdp|place|municipality)\b", txt)
+        plural = re.search(r"\b(cities|towns|villages|cdps|places|municipalities)\b",
+                           INCORPORATED.sub(lambda m: "_" * len(m.group(0)), txt))
+        if one_place and not plural:
+            n = 1
     if n is None:
         singular = re.search(r"\b(which|what|the|name the|one)\s+(\w+\s+){0,3}?(state|county|parish)\b"
                              r"(?!\s+(is|are)\s+in)", txt) \

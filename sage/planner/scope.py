@@ -153,4 +153,17 @@ def _not_a_name_end(t: str, end: int) -> bool:
     return not re.match(r"\s+(county|counties|parish|city|borough|census area)\b", t[end:])
 
 
-__all__ = ["CONTIGUOUS_STATES", "CONTIGUOUS_US", "read_scope"]
+
+
+def exclusions(p: Parse, base: set[str]) -> frozenset[str]:
+    """The state-level rows left out of a set or a sum: ``base`` (Puerto Rico for a US total), DC and Puerto Rico
+    for "the 50 states", what the clauses of :mod:`.scope` left out, less what they added back."""
+    out = set(base)
+    if p.fifty:
+        out |= {"DC", "PR"}
+    out |= p.exclude
+    out -= p.include
+    return frozenset(out)
+
+
+__all__ = ["CONTIGUOUS_STATES", "CONTIGUOUS_US", "read_scope", "exclusions"]

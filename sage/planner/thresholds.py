@@ -52,6 +52,12 @@ def find_thresholds(p: Parse, cat: Catalog) -> None:
                 th.noun = after.group(1) if after else ""
             taken.append(mt.span())
             found.append(th)
+    # "places that show a population of zero", "zero residents": exactly none
+    for mt in re.finditer(r"\b(?:of|at|is|equal to|equals)\s+(?:exactly\s+)?(?:zero|0)\b(?![.,]?\d|\s*(?:%|percent))|"
+                          r"\b(?:zero|no)\s+(?:people|residents|population|inhabitants|housing units|homes)\b", t):
+        if not overlaps(mt.span(), taken):
+            taken.append(mt.span())
+            found.append(Threshold("=", 0.0, None, "plain", mt.span(), mt.group(0)))
     for mt in re.finditer(r"\b(majority|mostly|predominantly)\b", t):
         if not overlaps(mt.span(), taken):
             found.append(Threshold(">", 50.0, None, "percent", mt.span(), mt.group(0)))
@@ -210,7 +216,7 @@ def describe_threshold(th: Threshold | Condition) -> str:
         if unit == "dollars":
             return f"${_fmt_num(v)}"
         return _fmt_num(v)
-    words = {">": "greater than", ">=": "at least", "<": "less than", "<=": "at most"}
+    words = {">": "greater than", ">=": "at least", "<": "less than", "<=": "at most", "=": "exactly"}
     other = getattr(th, "other", None)
     if other is not None:
         return f"{words[th.op]} its own {nice_name(other)} (both from the same table, same people counted)"

@@ -80,14 +80,18 @@ SUB_STATE = re.compile(
     r"\b(zip ?codes?|zips?|zcta\w*|postal codes?|census tracts?|tracts?|block groups?|neighbou?rhoods?|"
     r"metro\w*|msas?|cbsas?|congressional districts?|school districts?|towns?|townships?|villages?|"
     r"cities|boroughs? of new york|precincts?|wards?|suburbs?|downtown)\b")
+#: countries other than the US: the data has US states, counties and places only (and Puerto Rico)
+FOREIGN = re.compile(r"\b(canada|mexico|england|scotland|ireland|united kingdom|great britain|france|germany|spain|"
+                     r"italy|china|japan|india|australia|brazil|europe|european union|asia|africa)\b")
+#: the same, once Census places are loaded: cities, towns and villages are places then
+SUB_STATE_NOT_PLACES = re.compile(
+    r"\b(block groups?|neighbou?rhoods?|school districts?|townships?|boroughs? of new york|precincts?|wards?|"
+    r"suburbs?|downtown)\b")
 CITY_WORD = re.compile(r"\b(city|cities)\b")
-TIME_WORDS = re.compile(
+#: what no published estimate says: forecasts and projections (changes between periods are read in periods.py)
+FORECAST = re.compile(
     r"\b(forecasts?|forecasting|project(ed|ion|ions)|predict\w*|will (be|have|grow|reach)|future|next (year|decade)|"
-    r"trends?|trending|over time|historical\w*|history|since \d{4}|grew|grown|growth|growing|increas\w*|"
-    r"decreas\w*|declin\w*|chang(e|ed|es|ing) (since|from|over|between)|compared to \d{4}|back in|"
-    r"decades? ago|years? ago|by 20\d\d|in 20[3-9]\d)\b")
-YEAR = re.compile(r"(?<![\d$,.])(1[89]\d\d|20\d\d)(?:\s*(?:-|to|through)\s*(1[89]\d\d|20\d\d))?"
-                  r"(?![\d,]|\s*(%|percent))")
+    r"keeps? (growing|shrinking|declining)|at (the same|this|that) (pace|rate)|by 20[3-9]\d|in 20[3-9]\d)\b")
 VERSUS_AVG = re.compile(
     r"\b(above|below|higher than|lower than|more than|less than|greater than|exceed\w*|under|over|"
     r"compared? (to|with)|relative to|vs|versus|than)\s+(the\s+)?(national|state|us|country|statewide|countywide|"
@@ -130,13 +134,23 @@ NATIONAL = re.compile(
     r"population|public|women|men|children|kids|seniors)|across all states|all states combined|all 50 states combined|"
     r"the us overall|us total|"
     r"total us|us overall|us wide)\b")
-FIFTY = re.compile(r"\b(50|fifty) states\b")
+FIFTY = re.compile(r"\b(50|fifty) states\b|\b(among|of) the (50|fifty)\b(?!\s*(counties|places|cities|largest|biggest|"
+                   r"most|highest|lowest|%|percent))")
 
 LEVEL_PLURAL = re.compile(r"\b(states|counties|parishes|boroughs|county equivalents|municipios|census areas|"
                           r"planning regions|independent cities|countys|counites|conties|couties|cnties|countes|"
                           r"countis|countries in)\b")
 LEVEL_SINGULAR = re.compile(r"\b(state|county|parish|borough|county equivalent|municipio|census area|"
                             r"planning region|independent city)\b")
+#: words for Census places as a level: strong ones name it even next to "states" ("the 10 biggest cities in the 50
+#: states"); "places" alone names it only when no other level is named ("which five places ..." of states is not)
+PLACE_LEVEL = re.compile(r"\b(cities|towns|villages|cdps|census designated places?|municipalities|incorporated places?|"
+                         r"city|town|village|cdp|municipality|boroughs? and towns)\b")
+PLACE_LEVEL_WEAK = re.compile(r"\b(places|place)\b")
+#: "incorporated cities", "not counting CDPs": no census-designated places; "CDPs": only them
+INCORPORATED = re.compile(r"\bincorporated\b|\b(not counting|excluding|except|without|leave out|leaving out|no)\s+"
+                          r"(the\s+)?(cdps|census designated places)\b")
+CDP_ONLY = re.compile(r"\b(cdps|census designated places?|cdp)\b")
 #: independent cities are county-equivalents (Virginia's, Baltimore, St. Louis, Carson City), not places
 INDEPENDENT_CITY = re.compile(r"\bindependent cit(y|ies)\b")
 SET_CUE = re.compile(
@@ -154,13 +168,13 @@ BY_LEVEL = re.compile(r"\b(by|per|each|every|for each|for every|for all|all|acro
 
 DESC_WORDS = re.compile(
     r"\b(top|highest|most|largest|biggest|greatest|richest|wealthiest|oldest|priciest|leading|maximum|max|"
-    r"best|higher|larger|more|bigger|heaviest|strongest|worst)\b")
+    r"best|higher|larger|more|bigger|heaviest|strongest|worst|fastest)\b")
 ASC_WORDS = re.compile(r"\b(bottom|lowest|least|smallest|fewest|poorest|youngest|cheapest|minimum|min|lower|"
-                       r"smaller|fewer|weakest|lightest)\b")
+                       r"smaller|fewer|weakest|lightest)\b|slowest")
 SUPERLATIVE = re.compile(
     r"\b(top|bottom|highest|lowest|most|least|largest|smallest|biggest|fewest|greatest|richest|wealthiest|"
     r"poorest|oldest|youngest|cheapest|priciest|best|worst|leading|maximum|minimum|rank|ranked|ranking|"
-    r"order|sorted|sort)\b")
+    r"order|sorted|sort)\b|fastest|slowest")
 COMPARE = re.compile(r"\b(compare|comparison|vs|versus|against|between|differ\w*|relative)\b")
 SHARE_OF_WHOLE = re.compile(
     r"\b(what|which)?\s*(share|percent|percentage|proportion|fraction|portion|pct)\b|%|\bhow much of\b")
@@ -193,7 +207,14 @@ percent pct including include excluding exclude except without plus minus dc pr 
 nation national nationwide nationally whole entire combined top bottom first last did versus side which vs
 folks households household homes home house houses housing units unit amount amounts currently current today now
 latest recent most recently annual yearly period vintage five-year year 5 acs5 acs 1 rank
-""".split())
+ dollars dollar cents percent percentage percentages points terms""".split())
+
+#: words that make a part of a state ("rural Georgia", "central Pennsylvania") — no such rows exist
+REGIONAL_WORDS = frozenset(
+    "central northern southern eastern western upstate downstate rural urban coastal north south east west northeast "
+    "northwest southeast southwest northeastern northwestern southeastern southwestern mid greater inner suburban "
+    "interior".split())
+
 
 STOP_BEFORE_PLACE = frozenset("in of for at from near around across within inside".split())
 JOINERS = frozenset("vs versus and or with to".split())
@@ -314,7 +335,8 @@ N_RES = [
     re.compile(r"\b(which|what|the|name|list|show|give me|find)\s+(?P<n>\d{1,3}|" + NUM_WORD_RE
                + r")\b(?!\s*(%|percent|k\b|thousand|million))"),
     re.compile(r"\b(?P<n>\d{1,3}|" + NUM_WORD_RE
-               + r")\s+(\w+\s+){0,3}?(states|counties|countys|parishes|boroughs|places)\b"),
+               + r")\s+(\w+\s+){0,3}?(states|counties|countys|parishes|boroughs|places|cities|towns|villages|cdps|"
+                 r"municipalities)\b"),
     re.compile(r"\b(?P<n>\d{1,3}|" + NUM_WORD_RE + r")\s+(highest|lowest|most|least|largest|smallest|biggest|"
                r"richest|poorest|oldest|youngest)\b"),
     # "lowest 5 median rents", "highest ten poverty rates": the number after the superlative
