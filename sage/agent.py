@@ -244,12 +244,23 @@ def _loop(answer: Answer, planner: Planner, settings: Settings, progress: StageP
 
 
 def _assess(answer: Answer, plan: Plan) -> None:
-    """Which differences the answer shows are significant (computed here, from the rows, for either planner)."""
+    """Which differences the answer shows are significant (computed here, from the rows, for either planner).
+
+    A plan that does not say what it compares (Claude's) is tested when its rows are a change with its margin
+    (``change``, ``change_moe`` and the measure in two periods): a change with a margin is always worth testing.
+    """
     result = answer.result
-    if result is None or plan.compare is None:
+    if result is None:
         return
-    earlier, later = (plan.periods + ("", ""))[:2] if len(plan.periods) == 2 else ("", "")
-    found = significance.assess(result.columns, result.rows, plan.compare, later=later, earlier=earlier)
+    compare, periods = plan.compare, plan.periods
+    if compare is None and significance.moe_column("change") in result.columns:
+        found_periods = significance.change_periods(result.columns)
+        if found_periods is not None:
+            compare, periods = "change", found_periods
+    if compare is None:
+        return
+    earlier, later = (periods + ("", ""))[:2] if len(periods) == 2 else ("", "")
+    found = significance.assess(result.columns, result.rows, compare, later=later, earlier=earlier)
     answer.significance = list(found.items)
     answer.significance_note = found.note
 

@@ -27,6 +27,7 @@ No multiple-comparison adjustment is made, as in the Census Bureau's own Statist
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
@@ -34,6 +35,9 @@ from itertools import combinations
 from typing import Any
 
 from .stats import Significance, _num, assess_change, compare
+
+#: a measure in one ACS 5-year period, by the change convention: ``<measure>_2014_2018``
+PERIOD_COLUMN = re.compile(r"^(?P<measure>.+)_(?P<start>(19|20)\d\d)_(?P<end>(19|20)\d\d)$")
 
 #: all pairs are tested up to this many rows (12 rows -> 66 pairs); beyond it only neighbours in the ranking
 MAX_PAIRWISE_ROWS = 12
@@ -279,15 +283,133 @@ def assess(columns: Sequence[str], rows: Sequence[Sequence[Any]], kind: str | No
         return Assessment()
 
 
+def change_periods(columns: Sequence[str]) -> tuple[str, str] | None:
+    """The two periods a change result compares, earlier first (``("2014-2018", "2019-2023")``): a ``change``
+    column beside one measure's columns for two periods (``<measure>_2014_2018``, ``<measure>_2019_2023``);
+    None for any other result."""
+    if "change" not in columns:
+        return None
+    found: dict[str, list[tuple[str, str]]] = {}
+    for c in columns:
+        m = PERIOD_COLUMN.match(c)
+        if m and int(m["start"]) < int(m["end"]) and not c.endswith(MOE_SUFFIX):
+            found.setdefault(m["measure"], []).append((m["start"], m["end"]))
+    pairs = [sorted(p) for p in found.values() if len(p) == 2]
+    if len(pairs) != 1:
+        return None
+    (s1, e1), (s2, e2) = pairs[0]
+    return f"{s1}-{e1}", f"{s2}-{e2}"
+
+
+# --------------------------------------------------------------------------------------------------------------
+# in words, for the answer card
+
+#: pairs (or places) named in a summary before "and N more"
+MAX_NAMED = 4
+
+
+def sentence(items: Sequence[dict[str, Any]], note: str | None = None, *, change: bool = False) -> str | None:
+    """What an answer says about significance, in plain words: from the tested ``items`` (``Answer.significance``)
+    and the ``note`` on what could not be tested or how the pairs were chosen (``Answer.significance_note``).
+
+    * two places (one pair): "The difference is (not) statistically significant at the 90% level (Z = 7.64).";
+    * more places: how many pairs differ significantly and which do not (or which do, when they are fewer), with
+      the note when only neighbours in the ranking were tested;
+    * a change (``change=True``): "The change is (not) statistically significant at the 90% level (Z = 9.88).",
+      or, for several places, which changes are and which are not;
+    * missing margins: the note's sentence, and nothing is said about the pairs that were not tested.
+
+    None when nothing was tested and there is no note: significance is never implied without a test.
+    """
+    tested = [i for i in items if i.get("significant") is not None]
+    if not tested:
+        return note
+    by_measure: dict[str | None, list[dict[str, Any]]] = {}
+    for item in tested:
+        by_measure.setdefault(item.get("measure"), []).append(item)
+    parts = []
+    for measure, group in by_measure.items():
+        text = _change_words(group) if change else _pair_words(group)
+        if measure and len(by_measure) > 1:
+            text = f"{measure.replace('_', ' ').capitalize()}: {text[0].lower()}{text[1:]}"
+        parts.append(text)
+    return " ".join(parts + ([note] if note else []))
+
+
+def _level(item: dict[str, Any]) -> str:
+    return f"{float(item.get('level') or 0.9) * 100:.0f}%"
+
+
+def _z(item: dict[str, Any]) -> str:
+    z = item.get("z")
+    return f"Z = {z:.2f}" if isinstance(z, (int, float)) else "the margins of error are zero"
+
+
+def _pair_words(items: list[dict[str, Any]]) -> str:
+    if len(items) == 1:
+        (item,) = items
+        verdict = "is" if item["significant"] else "is not"
+        return f"The difference {verdict} statistically significant at the {_level(item)} level ({_z(item)})."
+    level = _level(items[0])
+    yes = [i for i in items if i["significant"]]
+    no = [i for i in items if not i["significant"]]
+    n = len(items)
+    if not no:
+        return f"All {n} pairs tested differ significantly at the {level} level."
+    if not yes:
+        return f"None of the {n} pairs tested differs significantly at the {level} level."
+    verb = "differs" if len(yes) == 1 else "differ"
+    head = f"Of the {n} pairs tested, {len(yes)} {verb} significantly at the {level} level"
+    if len(no) <= len(yes):
+        return f"{head}; {'this does' if len(no) == 1 else 'these do'} not: {_pairs(no)}."
+    return f"{head}: {_pairs(yes)}."
+
+
+def _pairs(items: list[dict[str, Any]]) -> str:
+    named = "; ".join(f"{i['a']} and {i['b']}" for i in items[:MAX_NAMED])
+    return named + (f" and {len(items) - MAX_NAMED} more" if len(items) > MAX_NAMED else "")
+
+
+def _change_words(items: list[dict[str, Any]]) -> str:
+    if len(items) == 1:
+        (item,) = items
+        verdict = "is" if item["significant"] else "is not"
+        return f"The change {verdict} statistically significant at the {_level(item)} level ({_z(item)})."
+    level = _level(items[0])
+    yes = [_place(i) for i in items if i["significant"]]
+    no = [_place(i) for i in items if not i["significant"]]
+    n = len(items)
+    if not no:
+        return f"All {n} changes are statistically significant at the {level} level."
+    if not yes:
+        return f"None of the {n} changes is statistically significant at the {level} level."
+    verb = "is" if len(yes) == 1 else "are"
+    return (f"Of the {n} changes, {len(yes)} {verb} statistically significant at the {level} level "
+            f"({_names(yes)}); {len(no)} {'is' if len(no) == 1 else 'are'} not ({_names(no)}).")
+
+
+def _place(item: dict[str, Any]) -> str:
+    """A change's place: its label without the period (``Travis County, Texas (2019-2023)``)."""
+    label = str(item["a"])
+    return label[: label.rfind(" (")] if label.endswith(")") and " (" in label else label
+
+
+def _names(names: list[str]) -> str:
+    return "; ".join(names[:MAX_NAMED]) + (f" and {len(names) - MAX_NAMED} more" if len(names) > MAX_NAMED else "")
+
+
 __all__ = [
     "Assessment",
     "assess",
     "Comparisons",
     "MAX_PAIRWISE_ROWS",
+    "PERIOD_COLUMN",
+    "change_periods",
     "changes",
     "margin_columns",
     "missing_margins",
     "missing_margins_sentence",
     "moe_column",
     "pairwise",
+    "sentence",
 ]

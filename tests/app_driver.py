@@ -42,7 +42,8 @@ def free_port() -> int:
 
 def app_env(data_dir: Path | str, **extra: str) -> dict:
     """The environment for the app under test: the given data directory, the offline planner, no keys, and no
-    background indexing of the ACS table catalog (it would compete for the cores and change the index)."""
+    background indexing of the ACS table catalog (it would compete for the cores and change the index); ``extra``
+    may say otherwise (e.g. the Claude planner against a local fake of its API)."""
     env = {k: v for k, v in os.environ.items()
            if k not in ("ANTHROPIC_API_KEY", "DATABASE_URL", "SAGE_READER_URL", "CENSUS_API_KEY")}
     env.update(SAGE_DATA_DIR=str(data_dir), SAGE_PLANNER="offline", HF_HUB_OFFLINE="1", SAGE_CATALOG_INDEX="off")

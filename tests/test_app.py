@@ -577,3 +577,31 @@ def test_the_card_loads_the_table_and_asks_again(fetch_db, census_api, monkeypat
     finally:
         st.cache_resource.clear()
         st.cache_data.clear()
+
+
+# --- reading an answer, with the offline planner end to end (issues 14 and 17) ---------------------------------------
+
+
+def test_a_change_of_one_county_reads_both_periods_the_change_and_its_significance(app):
+    ask(app, "How did median household income in Travis County, Texas change from 2014-2018 to 2019-2023?")
+    answer = turns(app)[0].answer
+    assert answer.answered and answer.significance, answer.error
+    labels = [m.label.replace("\\", "") for m in app.metric]
+    assert labels == ["2014-2018", "2019-2023", "Change", "Percent change"]
+    (item,) = answer.significance
+    verdict = "is" if item["significant"] else "is not"
+    text = markdown_text(app)
+    assert f"The change {verdict} statistically significant at the 90% level (Z = {item['z']:.2f})." in text
+    captions = " ".join(c.value.replace("\\", "") for c in app.caption)
+    assert "values are in 2023 dollars (adjusted with the CPI-U-RS)" in captions
+
+
+def test_the_largest_cities_are_ranked_with_their_point_map_beside(app):
+    ask(app, "What are the 10 largest cities in Texas?")
+    assert turns(app)[0].answer.answered
+    assert [t.label for t in app.tabs] == ["Chart", "Map"]
+    bar, point_map = charts_of(app)
+    assert point_map["projection"] == {"type": "albersUsa"}
+    drawn = turns(app)[0].spec.alternate.chart.to_dict()  # (Streamlit sends the datasets apart from the spec)
+    dots = next(layer for layer in drawn["layer"] if layer["mark"]["type"] == "circle")
+    assert len(drawn["datasets"][dots["data"]["name"]]) == 10

@@ -169,3 +169,15 @@ def test_a_follow_up_then_thumbs_up_verifies_and_thumbs_down_takes_a_reason(page
     assert down.reason == "wanted the family income"
     assert verified.listing(settings, invalid_only=True), "the verified answer a user marked wrong is flagged"
     assert page.locator('[data-testid="stException"]').count() == 0
+
+
+def test_cities_are_drawn_as_a_point_map_by_the_offline_planner(page):
+    from playwright.sync_api import expect
+
+    answer, _seconds = ask(page, "Map the population of cities in Texas")
+    svg = answer.locator('[data-testid="stVegaLiteChart"] svg').first
+    expect(svg).to_be_visible()
+    expect(answer.get_by_text("Data · 1,000 rows", exact=False)).to_be_visible()
+    assert svg.locator("g.mark-shape.role-mark > *").count() == 1  # Texas's outline
+    assert svg.locator("g.mark-symbol.role-mark > *").count() == 1000  # a dot per place
+    assert page.locator('[data-testid="stException"]').count() == 0

@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 import streamlit as st
 
-from sage import agent, charts, feedback, guard, links
+from sage import agent, charts, feedback, guard, links, significance
 from sage.answer import Answer
 from sage.charts import ChartSpec
 from sage.errors import ErrorKind, SageError
@@ -22,6 +22,9 @@ from .errors import show_error
 from .fetching import fetch_action
 from .text import SOURCE, bullets, md
 from .turns import TIMING_NAMES, Turn, ask_later, chart_spec, new_turn, timings
+
+#: metrics side by side in the card's left column before they wrap to a second row
+METRICS_PER_ROW = 2
 
 
 def answer_card(turn: Turn, settings: Settings, *, store: str = "turns", slot: Any = None) -> None:
@@ -75,37 +78,83 @@ def _answered(turn: Turn, answer: Answer, result: Result, key: str) -> None:
     spec = chart_spec(turn)
     assert spec is not None  # an answered turn always has one
     name = _file_name(turn.question)
-    left, right = st.columns([5, 4], gap="large")
-    with left:
-        if result.row_count == 0:
-            st.info("The query ran but returned no rows: the place or the measure may not be in the data. "
-                    "Check the assumptions and the SQL.", icon=":material/search_off:")
-        elif spec.kind in ("big", "statrow"):
-            _metrics(spec)
-        elif spec.chart is not None:
-            st.altair_chart(spec.chart, key=f"{key}-chart")
-        else:
-            _table(result, key, name, height=min(420, 38 + 35 * max(1, result.row_count)))
-        if spec.fallback_reason and result.row_count:
-            st.caption(md(spec.fallback_reason))
-        if spec.note:
-            st.caption(md(spec.note))
-        if result.truncated:
-            st.warning(
-                f"Showing the first {result.row_count:,} rows: the result was cut at the row limit "
-                "(SAGE_MAX_ROWS) or the size limit.",
-                icon=":material/content_cut:",
-            )
-    with right:
-        if _rest(answer.assumptions):
-            st.markdown("**Assumptions**\n" + bullets(_rest(answer.assumptions)))
-        st.markdown("**SQL**")
-        st.code(answer.sql, language="sql", wrap_lines=True)  # the guard's own layout of what ran
+    if spec.wide and spec.chart is not None and result.row_count:
+        # panels side by side need the card's width; the assumptions and the SQL go below them
+        _view(answer, result, spec, key, name)
+        left, right = st.columns([5, 4], gap="large")
+        with left:
+            _assumptions(answer)
+        with right:
+            _sql(answer)
+    else:
+        left, right = st.columns([5, 4], gap="large")
+        with left:
+            _view(answer, result, spec, key, name)
+        with right:
+            _assumptions(answer)
+            _sql(answer)
     if spec.kind != "table" and result.row_count:
         with st.expander(f"Data · {result.row_count:,} row{'s' if result.row_count != 1 else ''}",
                          icon=":material/table_view:"):
             _table(result, key, name)
     _attempts(answer)
+
+
+def _view(answer: Answer, result: Result, spec: ChartSpec, key: str, name: str) -> None:
+    """The answer itself: the chart (and the map beside a ranking of places), the numbers or the table, then how
+    to read it and what was drawn instead of what was asked."""
+    if result.row_count == 0:
+        st.info("The query ran but returned no rows: the place or the measure may not be in the data. "
+                "Check the assumptions and the SQL.", icon=":material/search_off:")
+    elif spec.kind in ("big", "statrow"):
+        _metrics(spec)
+    elif spec.chart is not None and spec.alternate is not None and spec.alternate.chart is not None:
+        chart_tab, map_tab = st.tabs(["Chart", "Map"])
+        with chart_tab:
+            st.altair_chart(spec.chart, key=f"{key}-chart")
+        with map_tab:
+            st.altair_chart(spec.alternate.chart, key=f"{key}-map")
+            if spec.alternate.note:
+                st.caption(md(spec.alternate.note))
+    elif spec.chart is not None:
+        st.altair_chart(spec.chart, key=f"{key}-chart")
+    else:
+        _table(result, key, name, height=min(420, 38 + 35 * max(1, result.row_count)))
+    if result.row_count:
+        _reading(answer, result, spec)
+    if spec.fallback_reason and result.row_count:
+        st.caption(md(spec.fallback_reason))
+    if spec.note and not (spec.kind == "statrow" and result.row_count):  # a stat row's note is its heading
+        st.caption(md(spec.note))
+    if result.truncated:
+        st.warning(
+            f"Showing the first {result.row_count:,} rows: the result was cut at the row limit "
+            "(SAGE_MAX_ROWS) or the size limit.",
+            icon=":material/content_cut:",
+        )
+
+
+def _assumptions(answer: Answer) -> None:
+    if _rest(answer.assumptions):
+        st.markdown("**Assumptions**\n" + bullets(_rest(answer.assumptions)))
+
+
+def _sql(answer: Answer) -> None:
+    st.markdown("**SQL**")
+    st.code(answer.sql, language="sql", wrap_lines=True)  # the guard's own layout of what ran
+
+
+def _reading(answer: Answer, result: Result, spec: ChartSpec) -> None:
+    """How to read the numbers: whether the differences or the change are statistically significant (tested by
+    sage from the margins, never implied without a test), and the dollars a change in dollars is in."""
+    change = charts.change_of(result.columns)
+    said = significance.sentence(answer.significance, answer.significance_note, change=change is not None)
+    if said:
+        st.markdown(f":material/query_stats: {md(said)}")
+    if change is not None and charts.unit_of(change.measure) == "dollars":
+        basis = charts.dollar_basis(answer.assumptions)
+        if basis:
+            st.caption(md(basis))
 
 
 def _file_name(question: str) -> str:
@@ -114,9 +163,15 @@ def _file_name(question: str) -> str:
 
 
 def _metrics(spec: ChartSpec) -> None:
+    """The numbers, at most :data:`METRICS_PER_ROW` to a row (the card's column is narrow: four side by side cut
+    the values short)."""
     if spec.note and spec.kind == "statrow":
         st.caption(md(spec.note))
-    cols = st.columns(len(spec.metrics)) if len(spec.metrics) > 1 else [st.container()]
+    if len(spec.metrics) == 1:
+        cols = [st.container()]
+    else:
+        per_row = len(spec.metrics) if len(spec.metrics) <= METRICS_PER_ROW else METRICS_PER_ROW
+        cols = [col for start in range(0, len(spec.metrics), per_row) for col in st.columns(per_row)]
     for col, metric in zip(cols, spec.metrics, strict=False):
         with col:
             st.metric(
@@ -126,8 +181,11 @@ def _metrics(spec: ChartSpec) -> None:
                 delta_color="off",
                 delta_arrow="off",
                 delta_description="90% margin of error" if metric.moe else None,
+                help=charts.RELIABILITY_NOTE if metric.reliability else None,
                 border=True,
             )
+            if metric.reliability:
+                st.caption(md(metric.reliability[0].upper() + metric.reliability[1:]))
 
 
 def _column_config(columns: list[str]) -> dict[str, Any]:
@@ -144,9 +202,14 @@ def _column_config(columns: list[str]) -> dict[str, Any]:
 
 
 def _table(result: Result, key: str, file_name: str, height: int | Literal["auto"] = "auto") -> None:
+    """The rows, with a reliability column after each estimate's margin; the CSV is the rows as the query
+    returned them."""
+    shown = charts.table_frame(result.columns, result.rows)
+    numeric = [c for c in shown.columns if str(shown[c].dtype) not in ("object", "str", "string")]
+    st.dataframe(shown, hide_index=True, height=height, column_config=_column_config(numeric))
+    if len(shown.columns) > len(result.columns):  # reliability columns were added
+        st.caption(md(charts.RELIABILITY_NOTE))
     frame = charts.to_frame(result.columns, result.rows)
-    numeric = [c for c in frame.columns if str(frame[c].dtype) not in ("object", "str", "string")]
-    st.dataframe(frame, hide_index=True, height=height, column_config=_column_config(numeric))
     st.download_button(
         "Download CSV",
         data=frame.to_csv(index=False).encode("utf-8"),

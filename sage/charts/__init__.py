@@ -15,6 +15,18 @@ Example:
 """
 
 from .builders import ChartSpec, Metric, build
-from .shape import format_value, humanize, to_frame, unit_for_variable, unit_of
+from .shape import (
+    RELIABILITY_NOTE,
+    change_of,
+    dollar_basis,
+    format_value,
+    humanize,
+    reliability_text,
+    table_frame,
+    to_frame,
+    unit_for_variable,
+    unit_of,
+)
 
-__all__ = ["ChartSpec", "Metric", "build", "format_value", "humanize", "to_frame", "unit_for_variable", "unit_of"]
+__all__ = ["RELIABILITY_NOTE", "ChartSpec", "Metric", "build", "change_of", "dollar_basis", "format_value", "humanize",
+           "reliability_text", "table_frame", "to_frame", "unit_for_variable", "unit_of"]

@@ -1,7 +1,11 @@
-"""Places on a map: FIPS codes from a result's GEOIDs, codes or names, and the shipped TopoJSON (``data/geo/``,
-pre-projected to Albers USA) whose feature ``id`` is that FIPS code.
+"""Places on a map: what level a result's rows are, FIPS codes from its GEOIDs, codes or names, the shipped
+TopoJSON (``data/geo/``) whose feature ``id`` is that FIPS code, and the internal points of Census places.
 
-``geo_id`` is a Census GEOID (``0400000US44``, ``0500000US44007``) and ``fips`` the plain 2- or 5-digit code.
+``geo_id`` is a Census GEOID (``0400000US44``, ``0500000US44007``, ``1600000US4805000``) and ``fips`` the plain 2- or
+5-digit code.  States and counties are drawn as shapes (``*-albers-10m.json``, pre-projected to Albers USA);
+places as points at the Census Bureau's internal point of each place (``places_internal_points.csv``, from the
+Gazetteer; ``data/geo/PLACES-SOURCE.md``) over the state outlines.  Tracts, ZCTAs, metro areas and congressional
+districts have neither shapes nor points in ``data/``, so they are never mapped.
 """
 
 from __future__ import annotations
@@ -21,6 +25,24 @@ from ..settings import PROJECT_ROOT
 
 GEO_DIR = PROJECT_ROOT / "data" / "geo"
 ACS_DIR = PROJECT_ROOT / "data" / "acs"
+PLACES_DIR = PROJECT_ROOT / "data" / "acs-places"
+
+#: the Census summary level that starts a GEOID (``1600000US4805000`` is a place), per level of public.geography
+SUMMARY_LEVELS = {"010": "nation", "040": "state", "050": "county", "160": "place", "140": "tract", "860": "zcta",
+                  "500": "cd", "310": "cbsa"}
+#: levels with neither boundaries nor points in ``data/geo``: never mapped
+UNMAPPED_LEVELS = ("tract", "zcta", "cbsa", "cd")
+#: what a sentence calls the rows of a level
+LEVEL_PLURALS = {"nation": "the nation", "state": "states", "county": "counties", "place": "Census places",
+                 "tract": "census tracts", "zcta": "ZIP code tabulation areas (ZCTAs)",
+                 "cbsa": "metro and micro areas", "cd": "congressional districts"}
+#: Census NAMEs that say their level (``Census Tract 11; Travis County; Texas``, ``ZCTA5 78701``, ...)
+_NAMED_LEVELS = (
+    ("tract", re.compile(r"^Census Tract ", re.I)),
+    ("zcta", re.compile(r"^ZCTA5 ", re.I)),
+    ("cd", re.compile(r"^Congressional District |\bat Large\b|^Delegate District", re.I)),
+    ("cbsa", re.compile(r"\b(Metro|Micro)(politan)? (Statistical )?Area$", re.I)),
+)
 
 _GEO_ID = re.compile(r"^(?:0400000US(\d{2})|0500000US(\d{5}))$")
 
@@ -97,6 +119,91 @@ def _place_fips() -> dict[tuple, str]:
     return out
 
 
+def result_level(frame: pd.DataFrame) -> str | None:
+    """The level of the rows (``state``, ``county``, ``place``, ``tract``, ...), when the result says it: by the
+    summary level of its GEOIDs, by a column named after the level (``tract``, ``zcta``, ``cbsa``, ``cd``), by Census
+    NAMEs that say it (``Census Tract 11; ...``, ``ZCTA5 78701``), or by names that are Census places with their
+    state (``Austin city, Texas``).  None when the result does not say (states and counties by name are found by
+    :func:`fips_codes`)."""
+    cols = set(frame.columns)
+    for col in ("geo_id", "geoid"):
+        if col in cols:
+            levels = {SUMMARY_LEVELS.get(str(v)[:3]) for v in frame[col] if isinstance(v, str) and "US" in v}
+            levels.discard(None)
+            if len(levels) == 1:
+                return levels.pop()
+    for level in UNMAPPED_LEVELS:
+        if level in cols or f"{level}_name" in cols:
+            return level
+    names = [str(v) for v in frame["name"] if v is not None] if "name" in cols else []
+    if names:
+        for level, pattern in _NAMED_LEVELS:
+            if all(pattern.search(n) for n in names):
+                return level
+        if _place_keys(frame) is not None:
+            return "place"
+    return None
+
+
+def _place_keys(frame: pd.DataFrame) -> list[str | None] | None:
+    """The place GEOID of every row (None for a row that is not a place), or None when no row is a place."""
+    cols = set(frame.columns)
+    keys: list[str | None] = []
+    if "geo_id" in cols:
+        keys = [str(v) if isinstance(v, str) and v.startswith("1600000US") else None for v in frame["geo_id"]]
+    elif "name" in cols:
+        ids = _place_ids()
+        state_col = "state_name" if "state_name" in cols else None
+        for i, name in enumerate(frame["name"]):
+            text = str(name).strip().lower() if name is not None else ""
+            if state_col and text and "," not in text:
+                text = f"{text}, {str(frame[state_col].iloc[i]).strip().lower()}"
+            keys.append(ids.get(text))
+    return keys if any(keys) else None
+
+
+def place_points(frame: pd.DataFrame) -> list[tuple[str, float, float] | None] | None:
+    """``(geo_id, lat, lon)`` of every row that is a Census place with an internal point (None for a row that is
+    not), or None when no row is one.  Rows are matched by their place GEOID (``1600000US4805000``) or by their
+    Census name with its state (``Austin city, Texas``)."""
+    keys = _place_keys(frame)
+    if keys is None:
+        return None
+    points = _place_points()
+    out: list[tuple[str, float, float] | None] = []
+    for key in keys:
+        point = points.get(key) if key else None
+        out.append((key, point[0], point[1]) if key and point else None)
+    return out if any(out) else None
+
+
+@lru_cache(maxsize=1)
+def _place_points() -> dict[str, tuple[float, float]]:
+    """Place GEOID -> (lat, lon): the Census internal points shipped in ``data/geo/places_internal_points.csv``."""
+    out: dict[str, tuple[float, float]] = {}
+    path = GEO_DIR / "places_internal_points.csv"
+    if not path.is_file():
+        return out
+    with path.open(newline="", encoding="utf-8") as fh:
+        for row in csv.DictReader(fh):
+            out[row["geo_id"]] = (float(row["lat"]), float(row["lon"]))
+    return out
+
+
+@lru_cache(maxsize=1)
+def _place_ids() -> dict[str, str]:
+    """``'austin city, texas'`` -> ``1600000US4805000`` from the shipped place list (names are unique per state)."""
+    out: dict[str, str] = {}
+    path = PLACES_DIR / "geography.csv"
+    if not path.is_file():
+        return out
+    with path.open(newline="", encoding="utf-8") as fh:
+        for row in csv.DictReader(fh):
+            if row["level"] == "place":
+                out[f"{row['name']}, {row['state_name']}".lower()] = row["geo_id"]
+    return out
+
+
 @lru_cache(maxsize=4)
 def topology(name: str) -> dict:
     """The shipped, pre-projected (Albers USA, 975x610) TopoJSON, loaded once per process."""
@@ -148,4 +255,5 @@ def feature_ids(name: str, obj: str) -> frozenset[str]:
     return frozenset(str(g.get("id")) for g in topology(name)["objects"][obj]["geometries"])
 
 
-__all__ = ["ACS_DIR", "GEO_DIR", "feature_ids", "fips_codes", "inline_topology", "subset_topology", "topology"]
+__all__ = ["ACS_DIR", "GEO_DIR", "LEVEL_PLURALS", "PLACES_DIR", "SUMMARY_LEVELS", "UNMAPPED_LEVELS", "feature_ids",
+           "fips_codes", "inline_topology", "place_points", "result_level", "subset_topology", "topology"]

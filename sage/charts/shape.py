@@ -19,6 +19,9 @@ from typing import Any
 
 import pandas as pd
 
+from .. import stats
+from ..significance import PERIOD_COLUMN
+
 #: series in a grouped chart (a second text column with more distinct values is not a series)
 MAX_SERIES = 4
 
@@ -101,7 +104,10 @@ def _is_fraction(values: pd.Series, name: str) -> bool:
 
 
 def humanize(name: str) -> str:
-    """``median_household_income`` -> ``Median household income``; ``poverty_rate_pct`` -> ``Poverty rate``."""
+    """``median_household_income`` -> ``Median household income``; ``poverty_rate_pct`` -> ``Poverty rate``;
+    ``pct_change`` -> ``Percent change`` (a change of a percent is not a percent change)."""
+    if re.fullmatch(r"(pct|percent)_change|change_(pct|percent)", name, re.I):
+        return "Percent change"
     text = re.sub(r"(_pct|_percent|_perc)$", "", name, flags=re.I)
     text = re.sub(r"^(pct|percent)_", "", text, flags=re.I)
     text = re.sub(r"[_\s]+", " ", text).strip()
@@ -194,6 +200,137 @@ def analyse(frame: pd.DataFrame, units: dict[str, str] | None) -> Shape:
 PLACE_PARTS = ("county_name", "state_name", "state_abbr", "name")
 
 
+# --------------------------------------------------------------------------------------------------------------
+# reliability of an estimate from its margin of error
+
+#: columns computed from two estimates (a change, a difference): tested for significance, not given a reliability
+_DERIVED = re.compile(r"^((pct_)?change(_.*)?|difference|.*_difference|difference_.*)$", re.I)
+
+#: how a reliability label is read, wherever one is shown (the Census Bureau sets no bands: [H20] p. 55)
+RELIABILITY_NOTE = (
+    "Reliability is read from the coefficient of variation (CV = standard error / estimate, the standard error "
+    "being the 90% margin of error / 1.645) in Esri's bands: high for a CV up to 12%, medium up to 40%, low above "
+    "(the Census Bureau sets no thresholds)."
+)
+
+
+def is_estimate(column: str) -> bool:
+    """An estimate with a reliability of its own (not a change or a difference of two estimates)."""
+    return not _DERIVED.match(column)
+
+
+def reliability_text(estimate: Any, moe: Any) -> str | None:
+    """``"high (CV 1.1%)"`` from an estimate and its 90% margin of error (:func:`sage.stats.reliability`, Esri's
+    bands); None when it cannot be assessed (no margin, an estimate of 0, not a number)."""
+    x, m = _number(estimate), _number(moe)
+    if x is None or m is None or m < 0:
+        return None
+    band, cv = stats.reliability(x, m), stats.cv(x, m)
+    return None if band is None or cv is None else f"{band} (CV {cv:.1f}%)"
+
+
+def _number(value: Any) -> float | None:
+    if value is None or isinstance(value, bool) or not isinstance(value, (int, float, Decimal)):
+        return None
+    out = float(value)
+    return None if math.isnan(out) or math.isinf(out) else out
+
+
+def table_frame(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> pd.DataFrame:
+    """The result as the answer card's table shows it: after each estimate's margin of error, a
+    ``<estimate> reliability`` column (``high (CV 1.1%)``; empty where there is no margin).  Changes and
+    differences get none (their significance is tested instead)."""
+    frame = to_frame(columns, rows)
+    if frame.empty:
+        return frame
+    shape = analyse(frame, None)
+    for measure, moe in shape.moe.items():
+        if not is_estimate(measure):
+            continue
+        texts = [reliability_text(x, m) for x, m in zip(frame[measure], frame[moe], strict=True)]
+        if not any(texts):
+            continue
+        at = list(frame.columns).index(moe) + 1
+        frame.insert(at, f"{measure} reliability", texts)
+    return frame
+
+
+# --------------------------------------------------------------------------------------------------------------
+# two answer shapes with a meaning of their own: a change between two periods, the difference of two places
+
+@dataclass(frozen=True)
+class Change:
+    """A change between two ACS periods: ``<measure>_2014_2018, <measure>_2019_2023, change[, change_moe],
+    pct_change[, pct_change_moe]`` (one row per place; the offline planner's compare "change")."""
+
+    measure: str
+    earlier: str  # "2014-2018"
+    later: str
+    earlier_col: str
+    later_col: str
+    change: str = "change"
+    pct: str | None = "pct_change"
+
+
+def change_of(columns: Sequence[str]) -> Change | None:
+    """The change a result holds, or None: a ``change`` column and one measure's columns for two periods."""
+    cols = list(columns)
+    if "change" not in cols:
+        return None
+    periods: dict[str, list[tuple[str, str, str]]] = {}
+    for c in cols:
+        m = PERIOD_COLUMN.match(c)
+        if m and int(m["start"]) < int(m["end"]) and not _MOE_COLUMN.match(c):
+            periods.setdefault(m["measure"], []).append((m["start"], m["end"], c))
+    found = [(measure, sorted(p)) for measure, p in periods.items() if len(p) == 2]
+    if len(found) != 1:
+        return None
+    measure, ((s1, e1, c1), (s2, e2, c2)) = found[0]
+    return Change(measure, f"{s1}-{e1}", f"{s2}-{e2}", c1, c2, "change",
+                  "pct_change" if "pct_change" in cols else None)
+
+
+@dataclass(frozen=True)
+class Difference:
+    """How much two places differ on one measure: one row ``first_place, second_place, first_<m>, second_<m>,
+    difference[, first_<m>_moe, second_<m>_moe, difference_moe]`` (the offline planner's compare "difference")."""
+
+    measure: str
+    first_col: str
+    second_col: str
+
+
+_ADJUSTED = re.compile(r"\b(\d{4}-\d{4}) values are put in (\d{4}) dollars", re.I)
+_NOMINAL = re.compile(r"\b(dollars as published|not adjusted for inflation|nominal dollars)\b", re.I)
+
+
+def dollar_basis(assumptions: Sequence[str]) -> str | None:
+    """The dollars a change in dollars is in, as its assumptions say (the planner decides and says it): the
+    earlier period put in the later period's dollars with the CPI-U-RS, or each period in its own dollars."""
+    for text in assumptions:
+        m = _ADJUSTED.search(text)
+        if m:
+            return (f"Dollars: the {m[1]} values are in {m[2]} dollars (adjusted with the CPI-U-RS), so both periods "
+                    "are in the same dollars.")
+        if _NOMINAL.search(text):
+            return ("Dollars: as published, each period in its last year's dollars (not adjusted for inflation), so "
+                    "part of the change is inflation.")
+    return None
+
+
+def difference_of(columns: Sequence[str]) -> Difference | None:
+    """The difference of two places a result holds, or None."""
+    cols = set(columns)
+    if not {"first_place", "second_place", "difference"} <= cols:
+        return None
+    for c in columns:
+        if c.startswith("first_") and c != "first_place" and not _MOE_COLUMN.match(c):
+            measure = c[len("first_"):]
+            if f"second_{measure}" in cols:
+                return Difference(measure, c, f"second_{measure}")
+    return None
+
+
 def _label(frame: pd.DataFrame, cols: list[str], text_cols: list[str]) -> tuple[str | None, str]:
     """Pick (or build) the column that names each row."""
     if "county_name" in cols:
@@ -216,5 +353,6 @@ def _label(frame: pd.DataFrame, cols: list[str], text_cols: list[str]) -> tuple[
     return None, ""
 
 
-__all__ = ["D3_FORMAT", "MAX_SERIES", "PLACE_PARTS", "Shape", "analyse", "d3_format", "format_value", "humanize",
-           "to_frame", "unit_for_variable", "unit_of"]
+__all__ = ["D3_FORMAT", "MAX_SERIES", "PLACE_PARTS", "RELIABILITY_NOTE", "Change", "Difference", "Shape", "analyse",
+           "change_of", "d3_format", "difference_of", "dollar_basis", "format_value", "humanize", "is_estimate",
+           "reliability_text", "table_frame", "to_frame", "unit_for_variable", "unit_of"]
