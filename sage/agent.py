@@ -86,7 +86,9 @@ def _new_planner(key: tuple, name: str, settings: Settings) -> Planner:
     if name == "claude":
         from .census.mentions import match_measures
         from .census.semantic import load_measures
+        from .planner.catalog import load_catalog
         from .planner.claude import ClaudePlanner
+        from .planner.resolve import ground
 
         def measures_for(question: str, settings: Settings = settings):
             # the measures over tables this database holds, fetched ones included (cached by semantic)
@@ -95,7 +97,12 @@ def _new_planner(key: tuple, name: str, settings: Settings) -> Planner:
         def verified_for(question: str, settings: Settings = settings):
             return verified.examples(settings, question)
 
-        planner = ClaudePlanner(settings, measures_fn=measures_for, examples_fn=verified_for)
+        def grounding_for(question: str, settings: Settings = settings):
+            # the question's places as the offline planner reads them (its catalog is cached per database)
+            return ground(question, load_catalog(settings))
+
+        planner = ClaudePlanner(settings, measures_fn=measures_for, examples_fn=verified_for,
+                                grounding_fn=grounding_for)
     elif name == "offline":
         from .planner.offline import OfflinePlanner
 
