@@ -77,16 +77,12 @@ class PlanDecline(pydantic.BaseModel):
 
     model_config = pydantic.ConfigDict(json_schema_extra=lambda schema: _bare_schema(schema))
 
-    kind: Literal["declined", "needs_fetch", "ambiguous"] = pydantic.Field(
-        description="needs_fetch: loading ACS data would answer it; ambiguous: a name with several readings.")
-    tables: list[str] = pydantic.Field(default_factory=list, description="needs_fetch: the table ids to load.")
-    geographies: list[str] = pydantic.Field(
-        default_factory=list, description="needs_fetch: the levels to load them for (default state and county).")
-    states: list[str] = pydantic.Field(default_factory=list,
-                                       description="needs_fetch: postal codes limiting place, cd and tract.")
-    vintage: int | None = pydantic.Field(default=None, description="needs_fetch: the release year of another period.")
-    suggestions: list[str] = pydantic.Field(
-        default_factory=list, description="ambiguous: the question asked about each reading, largest first.")
+    kind: Literal["declined", "needs_fetch", "ambiguous"]
+    tables: list[str] = pydantic.Field(default_factory=list)
+    geographies: list[str] = pydantic.Field(default_factory=list)
+    states: list[str] = pydantic.Field(default_factory=list)
+    vintage: int | None = None
+    suggestions: list[str] = pydantic.Field(default_factory=list)
 
     @pydantic.field_validator("kind", mode="before")
     @classmethod
@@ -144,9 +140,8 @@ class PlanModel(pydantic.BaseModel):
         description="The question as read, standing on its own (a follow-up spelled out in full)."
     )
     #: then what the rows compare, so that the SQL is written with the columns the test reads
-    comparison: Literal["none", "places", "change", "difference"] = pydantic.Field(
-        description="What the rows compare, for the significance test the application runs.")
-    periods: list[str] = pydantic.Field(description="A change's two ACS periods, earlier first; else [].")
+    comparison: Literal["none", "places", "change", "difference"]
+    periods: list[str] = pydantic.Field(description="A change's two periods, earlier first; else [].")
     sql: str = pydantic.Field(description='One PostgreSQL SELECT statement, or "" when the data cannot answer.')
     assumptions: list[str] = pydantic.Field(
         description="Short plain-English assumptions a census analyst needs to trust the answer."

@@ -24,7 +24,6 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ..census.moe_sql import FUNCTIONS as MOE_FUNCTIONS
 from ..census.schema import CATEGORIES, COUNTY_LEVELS, EXAMPLE_GEO_IDS, LEVELS, STATE_LEVELS
 from ..settings import Settings
 from ..types import DISPLAY_HINTS, Chunk
@@ -45,6 +44,16 @@ def _commas(items: Iterable[str]) -> str:
 
 
 _GEO_IDS = ", ".join(f"'{geo_id}' {level}" for level, geo_id in EXAMPLE_GEO_IDS.items())
+#: how the rules show each margin-of-error function of :data:`sage.census.moe_sql.FUNCTIONS` (the test checks that
+#: these are exactly those)
+MOE_SIGNATURES = {
+    "moe_sum": "moe_sum(estimate, moe), an aggregate like SUM",
+    "moe_difference": "moe_difference(moe_a, moe_b)",
+    "moe_proportion": "moe_proportion(num, den, moe_num, moe_den) for a part of a whole",
+    "moe_ratio": "moe_ratio(num, den, moe_num, moe_den) otherwise",
+    "moe_product": "moe_product(x, y, moe_x, moe_y)",
+    "moe_pct_change": "moe_pct_change(x1, x2, moe1, moe2), x1 the earlier, in percentage points",
+}
 
 SYSTEM_PROMPT = f"""\
 You write PostgreSQL queries that answer questions about US Census Bureau American Community Survey (ACS) 5-year \
@@ -86,14 +95,12 @@ numeric (90%; often NULL), vintage. One row per place and variable.
 public.estimates_by_vintage b: every period loaded side by side, the same columns, PK (geo_id, variable_code, \
 vintage): always filter on b.vintage.
 public.cpi_u_rs c: year integer PK, index numeric: the R-CPI-U-RS annual averages (see Periods).
-Margin-of-error functions (numeric arguments; NULL in, NULL out): {", ".join(MOE_FUNCTIONS)}: moe_sum(estimate, \
-moe) is an aggregate like SUM; moe_difference(moe_a, moe_b); moe_proportion(num, den, moe_num, moe_den) for a part \
-of a whole; moe_ratio(num, den, moe_num, moe_den) otherwise; moe_product(x, y, moe_x, moe_y); moe_pct_change(x1, \
-x2, moe1, moe2), x1 the earlier, in percentage points.
+Margin-of-error functions (numeric arguments; NULL in, NULL out): {"; ".join(MOE_SIGNATURES.values())}.
 category is one of: {" | ".join(CATEGORIES)} (B28011 internet subscriptions is 'demographics').
 Shipped rows: the nation ('0100000US', no estimates of its own: a US figure is summed from the states), 52 states \
-(50, DC, Puerto Rico), 3,222 counties and 32,325 places. {_commas(_FETCHED_LEVELS)} rows exist only after \
-`census fetch --geographies LEVEL`; the <places> block says which levels have rows now.
+(50, DC, Puerto Rico), 3,222 counties and 32,325 places ({", ".join(SHIPPED_LEVELS)}). \
+{_commas(_FETCHED_LEVELS)} rows exist only after `census fetch --geographies LEVEL`; the <places> block says which \
+levels have rows now.
 
 # Writing the SQL
 - Only the relations above, always schema-qualified, and the margin functions. No other schemas, system catalogs, \
@@ -122,11 +129,11 @@ do the places or tracts of a large state. Rank (top/bottom N), filter by a thres
 state instead, and say so.
 
 # Places
-- The <places> block lists the places the application's place reader found in the question, with their geo_id and \
-Census NAME. Match those by geo_id (g.geo_id = '1600000US4805000') or by the exact name (g.name = 'Austin city, \
-Texas'); states by state_name or state_abbr; counties by county_name with its suffix AND the state \
-(g.county_name = 'Wayne County' AND g.state_abbr = 'MI'). Never match with LIKE or ILIKE, and never by a place's \
-name without its state (31 places are named Springfield). Fix obvious misspellings of place names and say so.
+- The <places> block gives the geo_id and Census NAME of each place the application's place reader found in the \
+question: match by geo_id (g.geo_id = '1600000US4805000') or exact name (g.name = 'Austin city, Texas'); states by \
+state_name or state_abbr; counties by county_name with its suffix AND the state (g.county_name = 'Wayne County' \
+AND g.state_abbr = 'MI'). Never LIKE or ILIKE, never a place's name without its state (31 places are named \
+Springfield). Fix obvious misspellings and say so.
 - An ambiguous name (the block lists its readings, largest first) is never guessed: answer sql "" with "decline": \
 {{"kind": "ambiguous", "suggestions": [the question asked again about each reading, e.g. "What is the population \
 of Springfield city, MO?"]}}, unless the question or the conversation names the state (then take the reading in \
@@ -134,15 +141,15 @@ that state and say so). A county name found in several states with no state give
 match with its state_name, and say so.
 - Census places have only total population (B01003_001E) and housing units (B25001_001E), 2019-2023. Any other \
 figure of a place (income, poverty, age, a change over time ...) is sql "" with "decline": {{"kind": \
-"needs_fetch", "tables": [the table], "geographies": ["place"], "states": [its state]}}. Never answer with the \
-county that contains it: the county is not the city. The exception is a place the block marks "same area as" a \
-county-equivalent (San Francisco, Denver, Philadelphia): use that county row and say so.
+"needs_fetch", "tables": [the table], "geographies": ["place"], "states": [its state]}}, never the county that \
+contains it (the county is not the city) — unless the block marks the place "same area as" a county-equivalent \
+(San Francisco, Philadelphia): use that county row and say so.
 - A place next to a county ("Austin city vs Travis County"): g.geo_id IN (...) selecting g.level and g.name.
 - The levels {_commas(_FETCHED_LEVELS)}: use one only when the <places> block says it has rows and the \
-variable's context line lists that level's rows; otherwise sql "" with "decline": {{"kind": "needs_fetch", \
-"tables": [...], "geographies": [the level], "states": [for place, cd and tract]}}. Tracts are many: filter them \
-by their state and county codes (g.level = 'tract' AND g.state_fips = '48' AND g.county_fips = '453') and rank or \
-limit. A ZCTA ('860Z200US78701') approximates a ZIP code; it is not the ZIP code.
+variable's context line lists rows of it; otherwise sql "" with "decline": {{"kind": "needs_fetch", "tables": \
+[...], "geographies": [the level], "states": [for place, cd and tract]}}. Tracts are many: filter by state and \
+county codes (g.level = 'tract' AND g.state_fips = '48' AND g.county_fips = '453') and rank or limit. A ZCTA \
+('860Z200US78701') approximates a ZIP code; it is not the ZIP code.
 - County-equivalents are counties here: Louisiana parishes ('Orleans Parish'), Alaska boroughs and census areas, \
 Puerto Rico municipios, Connecticut planning regions, and independent cities ('Baltimore city', 'St. Louis city', \
 'Richmond city') that are distinct from the county of the same name ('Baltimore County').
@@ -154,30 +161,30 @@ excluding Puerto Rico: g.level = 'state' AND g.state_fips <> '72'); a national r
 county rows; mention whether Puerto Rico municipios are included when it matters.
 
 # Periods
-- A question without a period uses public.estimates, each variable's latest period: 2019-2023 for most; 2018-2022 \
-for poverty (B17025), health insurance (B27020) and college enrolment (B14001). The candidate variables of the \
-context list every period loaded.
+- Without a period asked, use public.estimates, each variable's latest period: 2019-2023 for most; 2018-2022 for \
+poverty (B17025), health insurance (B27020) and college enrolment (B14001). Candidate variables list every period \
+loaded.
 - Shipped earlier period 2014-2018: total population B01003_001E, White alone B02001_002E, Black alone \
 B02001_003E, Hispanic or Latino B03002_012E and housing units B25001_001E (states and counties); median household \
 income B19013_001E (counties, with margins of error) and per capita income B19301_001E (counties). One earlier \
 period alone: public.estimates_by_vintage with b.vintage = '2014-2018'.
-- A change compares two periods that do not overlap (2014-2018 and 2019-2023), both read from \
-public.estimates_by_vintage, one row per place: the earlier and the later value, change = later - earlier, \
-change_moe = moe_difference(later_moe, earlier_moe), pct_change = 100 * change / earlier and pct_change_moe = \
-moe_pct_change(earlier, later, earlier_moe, later_moe), both rounded to 1 decimal; comparison "change", periods \
-[earlier, later]. A place missing in one period (Connecticut's counties were replaced in 2022) has no change: say so.
-- Overlapping periods (2018-2022 and 2019-2023 share four of their five years of responses) give no change over \
-time: answer sql "" (kind "declined"), say that the Census Bureau advises comparing periods that do not overlap, and \
-offer the loaded periods that do not.
-- A single year ("in 2016", "since 2020", "last year"): ACS 5-year estimates describe five-year periods, not years. \
-A year that ends a loaded period is that period (2018: 2014-2018), said in the assumptions. Otherwise sql "" with \
-"decline": {{"kind": "needs_fetch", "tables": [...], "vintage": YEAR}}, saying that the period ending in YEAR is \
-(YEAR-4)-YEAR and `census fetch --vintage YEAR` loads it. A decennial census count, a 1-year ACS figure or a \
-forecast is not in the data ("declined").
-- Dollars (incomes, rents, home values; never counts, percentages or ages): each period is in the dollars of its \
-last year. A change in dollars is real unless "nominal" (or "not adjusted for inflation") is asked: multiply the \
-earlier estimate AND its margin of error by the CPI factor, the index of the later period's last year over the \
-earlier's (2023 over 2018: 449.3 / 369.1), read from public.cpi_u_rs, and say so.
+- A change compares two periods that do not overlap (2014-2018 and 2019-2023) from public.estimates_by_vintage, \
+one row per place: the earlier and later values, change = later - earlier, change_moe = moe_difference(later_moe, \
+earlier_moe), pct_change = 100 * change / earlier and pct_change_moe = moe_pct_change(earlier, later, earlier_moe, \
+later_moe) (both to 1 decimal); comparison "change", periods [earlier, later]. A place missing in one period \
+(Connecticut's counties were replaced in 2022) has no change: say so.
+- Overlapping periods (2018-2022 and 2019-2023 share four of their five years) give no change over time: sql "" \
+(kind "declined"), saying the Census Bureau advises comparing periods that do not overlap, and offer loaded ones \
+that do not.
+- A single year ("in 2016", "since 2020", "last year"): 5-year estimates describe periods, not years. A year that \
+ends a loaded period is that period (2018: 2014-2018), said in the assumptions; otherwise sql "" with "decline": \
+{{"kind": "needs_fetch", "tables": [...], "vintage": YEAR}}, saying the period ending in YEAR is (YEAR-4)-YEAR and \
+`census fetch --vintage YEAR` loads it. Decennial census counts, 1-year ACS figures and forecasts are not in the \
+data ("declined").
+- Dollars (incomes, rents, home values; never counts, percentages or ages) are in the dollars of the period's last \
+year. A change in dollars is real unless "nominal" (or "not adjusted for inflation") is asked: multiply the earlier \
+estimate AND its margin by the CPI factor from public.cpi_u_rs, the index of the later period's last year over the \
+earlier's (2023 over 2018: 449.3 / 369.1), and say so.
 - Never divide a variable of one period by one of another: each 2018-2022 table has its own universe total \
 (poverty rate = B17025_002E / B17025_001E; insured rate = (B27020_003E + B27020_009E + B27020_014E) / \
 B27020_001E). Showing values of several periods side by side is fine; name each period.
@@ -694,33 +701,28 @@ FOLLOWUP_EXAMPLES: list[FollowUpExample] = [
 ]
 
 
-#: the levels line of the shipped data's places block
-_SHIPPED_LEVELS_LINE = (f"Levels with rows: {', '.join(SHIPPED_LEVELS)}; none yet: {', '.join(_FETCHED_LEVELS)} "
-                        "(census fetch --geographies).")
-
-#: the places block each worked example came with (what :func:`format_places` gives for it on the shipped data,
-#: the tract question after a fetch of Texas's tracts; ``tests/test_prompt.py`` checks them against the reader)
+#: the places block each worked example came with: what :func:`format_places` gives for it on the shipped data (the
+#: tract question after a fetch of Texas's tracts), without the levels line where the level does not matter;
+#: ``tests/test_prompt.py`` checks them against the reader
 EXAMPLE_PLACES: dict[str, str] = {
     "How many people live in Seattle?": (
-        "- “Seattle” → place 1600000US5363000 'Seattle city, Washington' (has: population, housing units)\n"
-        + _SHIPPED_LEVELS_LINE),
+        "- “Seattle” → place 1600000US5363000 'Seattle city, Washington' (has: population, housing units)"),
     "What is the median household income in Austin, TX?": (
-        "- “Austin, TX” → place 1600000US4805000 'Austin city, Texas' (has: population, housing units)\n"
-        + _SHIPPED_LEVELS_LINE),
+        "- “Austin, TX” → place 1600000US4805000 'Austin city, Texas' (has: population, housing units)"),
     "What is the population of Springfield?": (
         "- “Springfield” → ambiguous: Springfield city, MO (169,432) | Springfield city, MA (154,751) | Springfield "
         "city, IL (113,714) | Springfield city, OR (61,642) | Springfield city, OH (58,410) | Springfield CDP, VA "
-        "(30,894); 22 readings in all; the largest shown\n" + _SHIPPED_LEVELS_LINE),
+        "(30,894); 22 readings in all; the largest shown"),
     "Which 5 census tracts in Travis County, TX have the highest median household income?": (
         "- “Travis County” → county 0500000US48453 'Travis County, Texas'\n"
         "- “census tracts” → level tract: has rows\n"
         "Levels with rows: nation, state, county, place, tract; none yet: cbsa, cd, zcta (census fetch "
         "--geographies)."),
     "How has real median household income changed in Travis County, TX since 2014-2018?": (
-        "- “Travis County” → county 0500000US48453 'Travis County, Texas'\n" + _SHIPPED_LEVELS_LINE),
+        "- “Travis County” → county 0500000US48453 'Travis County, Texas'"),
     "Compare median household income in Travis County and Williamson County, Texas": (
         "- “Travis County” → county 0500000US48453 'Travis County, Texas'\n"
-        "- “Williamson County” → county 0500000US48491 'Williamson County, Texas'\n" + _SHIPPED_LEVELS_LINE),
+        "- “Williamson County” → county 0500000US48491 'Williamson County, Texas'"),
 }
 
 
