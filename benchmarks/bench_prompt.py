@@ -1,8 +1,9 @@
 """How big is a Claude planner request, and how much of it does prompt caching cover?
 
 For a handful of typical questions this builds exactly what :class:`sage.planner.claude.ClaudePlanner` sends — the
-static prefix (system prompt + worked examples, cached) and the per-question user message (retrieved context from
-the real index + question; once more with one failed attempt, as on a retry) — and reports their sizes.
+static prefix (system prompt + worked examples, cached) and the per-question user message (the places block from
+the place reader, retrieved context from the real index with each variable's periods, the question; once more with
+one failed attempt, as on a retry) — and reports their sizes.
 
 Tokens are an **estimate** (characters / 4, the usual rule of thumb for English and SQL): Anthropic's tokenizer is
 only reachable through the API (``messages.count_tokens``), which this machine cannot call.  With ``--api`` and
@@ -26,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from sage.errors import SageError  # noqa: E402
 from sage.planner.base import Attempt  # noqa: E402
 from sage.planner.claude import PLAN_SCHEMA, system_blocks  # noqa: E402
-from sage.planner.prompt import build_user_message  # noqa: E402
+from sage.planner.prompt import build_user_message, format_places  # noqa: E402
 from sage.settings import load_settings  # noqa: E402
 
 #: typical questions of each kind (written for this benchmark; not from any eval set)
@@ -38,6 +39,8 @@ QUESTIONS = [
     "How many US households have an internet subscription?",
     "Give me population, per capita income and Gini index for Suffolk County, MA",
     "How long is the average commute in Ohio?",
+    "How many housing units are in Austin, TX, and in Springfield?",
+    "How has real median household income changed in Travis County, TX since 2014-2018?",
 ]
 RETRY = Attempt(
     sql="SELECT g.county_name, e.poverty_rate FROM public.estimates e JOIN public.geography g ON g.geo_id = e.geo_id",
@@ -51,9 +54,12 @@ def estimate_tokens(text: str) -> int:
 
 
 def measure(top_k: int, api: bool) -> dict:
+    from sage.planner.catalog import load_catalog
+    from sage.planner.resolve import ground
     from sage.retrieve import retrieve_parts
 
     settings = load_settings()
+    catalog = load_catalog(settings)
     system = system_blocks()
     prefix_text = "\n".join(b["text"] for b in system)
     schema_text = json.dumps(PLAN_SCHEMA)
@@ -61,14 +67,17 @@ def measure(top_k: int, api: bool) -> dict:
     rows = []
     for q in QUESTIONS:
         # the schema and loaded variables, then the best ACS tables not loaded (when the catalog is indexed)
-        loaded, catalog = retrieve_parts(settings, q, [(("table", "column", "variable"), top_k), (("acs_table",), 5)])
-        chunks = loaded + catalog
-        first = build_user_message(q, chunks)
-        retry = build_user_message(q, chunks, error_context=[RETRY])
+        loaded, found_catalog = retrieve_parts(settings, q, [(("table", "column", "variable"), top_k),
+                                                            (("acs_table",), 5)])
+        chunks = loaded + found_catalog
+        grounding = ground(q, catalog)
+        first = build_user_message(q, chunks, grounding=grounding)
+        retry = build_user_message(q, chunks, error_context=[RETRY], grounding=grounding)
         row = {
             "question": q,
             "chunks": len(chunks),
-            "catalog_chunks": len(catalog),
+            "catalog_chunks": len(found_catalog),
+            "places_tokens": estimate_tokens(format_places(grounding)),
             "question_tokens": estimate_tokens(first),
             "retry_tokens": estimate_tokens(retry),
         }
@@ -89,6 +98,8 @@ def measure(top_k: int, api: bool) -> dict:
         **prefix,
         "output_schema_tokens": estimate_tokens(schema_text),
         "per_question_tokens": {"p50": typical, "min": min(per_q), "max": max(per_q)},
+        "places_block_tokens": {"p50": statistics.median(r["places_tokens"] for r in rows),
+                                "max": max(r["places_tokens"] for r in rows)},
         "retry_adds_tokens": statistics.median(r["retry_tokens"] - r["question_tokens"] for r in rows),
         "typical_total_tokens": prefix["prefix_tokens"] + typical,
         "cached_share": round(prefix["prefix_tokens"] / (prefix["prefix_tokens"] + typical), 3),
@@ -134,6 +145,8 @@ def main(argv: list[str] | None = None) -> int:
           f"  (system prompt {report['system_prompt_tokens']}, worked examples {report['examples_tokens']})")
     pq = report["per_question_tokens"]
     print(f"  per question (p50)     {pq['p50']:>6} tokens  (min {pq['min']}, max {pq['max']}; context + question)")
+    pb = report["places_block_tokens"]
+    print(f"  of which places block  {pb['p50']:>6} tokens  (max {pb['max']})")
     print(f"  + one failed attempt   {report['retry_adds_tokens']:>6} tokens")
     print(f"  output JSON schema     {report['output_schema_tokens']:>6} tokens  (output_config.format)")
     print(f"  typical request        {report['typical_total_tokens']:>6} tokens, "

@@ -19,6 +19,7 @@ from typing import Any
 from . import db, execute, guard, querylog, significance, verified
 from .answer import Answer
 from .catalog_index import loaded_table_ids
+from .census.catalog_search import CATALOG_YEAR
 from .census.codes import ACS_VARIABLE
 from .errors import (
     DatabaseError,
@@ -85,7 +86,9 @@ def _new_planner(key: tuple, name: str, settings: Settings) -> Planner:
     if name == "claude":
         from .census.mentions import match_measures
         from .census.semantic import load_measures
+        from .planner.catalog import load_catalog
         from .planner.claude import ClaudePlanner
+        from .planner.resolve import ground
 
         def measures_for(question: str, settings: Settings = settings):
             # the measures over tables this database holds, fetched ones included (cached by semantic)
@@ -94,7 +97,12 @@ def _new_planner(key: tuple, name: str, settings: Settings) -> Planner:
         def verified_for(question: str, settings: Settings = settings):
             return verified.examples(settings, question)
 
-        planner = ClaudePlanner(settings, measures_fn=measures_for, examples_fn=verified_for)
+        def grounding_for(question: str, settings: Settings = settings):
+            # the question's places as the offline planner reads them (its catalog is cached per database)
+            return ground(question, load_catalog(settings))
+
+        planner = ClaudePlanner(settings, measures_fn=measures_for, examples_fn=verified_for,
+                                grounding_fn=grounding_for)
     elif name == "offline":
         from .planner.offline import OfflinePlanner
 
@@ -331,15 +339,46 @@ def _skip(answer: Answer, settings: Settings, entry: verified.VerifiedAnswer, wh
 
 def _still_to_fetch(settings: Settings, fetch: dict | None) -> dict | None:
     """A ``needs_fetch`` decline's tables less those that are loaded by now (a planner may be wrong, or another
-    session may have loaded one meanwhile); None when none is left (the decline is then a plain one)."""
+    session may have loaded one meanwhile); None when none is left (the decline is then a plain one).
+
+    The default fetch (states and counties, the catalog's period) counts a table loaded when it has estimates at
+    all; a fetch of other levels or of another period ("B19013 for the places of Texas", "B23025 for 2016-2020")
+    only when it has estimates in that period at every level asked (in the states asked)."""
     if not fetch or not fetch.get("tables"):
         return None
+    levels = list(fetch.get("geographies") or FETCH_GEOGRAPHIES)
+    year = int(fetch.get("vintage") or CATALOG_YEAR)
     try:
-        loaded = db.run(settings, db.OWNER, loaded_table_ids)
+        if year == CATALOG_YEAR and set(levels) <= set(FETCH_GEOGRAPHIES):
+            loaded = db.run(settings, db.OWNER, loaded_table_ids)
+        else:
+            loaded = db.run(settings, db.OWNER, lambda conn: _loaded_at(
+                conn, fetch["tables"], levels, f"{year - 4}-{year}", list(fetch.get("states") or ())))
     except SageError:  # the database went away: the planner's word stands
         return fetch
     tables = [t for t in fetch["tables"] if t not in loaded]
     return {**fetch, "tables": tables} if tables else None
+
+
+#: the levels of the default fetch (all states and counties)
+FETCH_GEOGRAPHIES = ("state", "county")
+
+
+def _loaded_at(conn: Any, tables: Sequence[str], levels: Sequence[str], period: str,
+               states: Sequence[str]) -> set[str]:
+    """The ``tables`` with estimates in ``period`` at every one of ``levels`` (in ``states``, when given, for the
+    levels inside a state)."""
+    rows = conn.execute(
+        "SELECT v.table_id, g.level FROM public.variables v "
+        "JOIN public.estimates_by_vintage b ON b.variable_code = v.variable_code AND b.vintage = %s "
+        "JOIN public.geography g ON g.geo_id = b.geo_id "
+        "WHERE v.table_id = ANY(%s) AND g.level = ANY(%s) "
+        "AND (cardinality(%s::text[]) = 0 OR g.state_abbr IS NULL OR g.state_abbr = ANY(%s)) "
+        "GROUP BY v.table_id, g.level", (period, list(tables), list(levels), list(states), list(states))).fetchall()
+    found: dict[str, set[str]] = {}
+    for table_id, level in rows:
+        found.setdefault(table_id, set()).add(level)
+    return {t for t, have in found.items() if set(levels) <= have}
 
 
 def _take_plan(answer: Answer, plan: Plan) -> None:

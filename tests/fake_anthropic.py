@@ -73,19 +73,31 @@ def message(
 
 
 def reply_plan(sql: str, assumptions: list[str] | tuple[str, ...] = (), display_hint: str = "table",
-               standalone: str = "", **kw) -> Reply:
-    """A 200 whose text block is the structured-output JSON of a plan (``standalone``: the question's reading)."""
-    text = json.dumps({"standalone": standalone, "sql": sql, "assumptions": list(assumptions),
-                       "displayHint": display_hint})
-    return Reply(body=message([{"type": "text", "text": text}], **kw))
+               standalone: str = "", *, comparison: str | None = None, periods: list[str] | None = None,
+               **kw) -> Reply:
+    """A 200 whose text block is the structured-output JSON of a plan (``standalone``: the question's reading;
+    ``comparison`` and ``periods`` are sent only when given, as an older model's reply would lack them)."""
+    plan: dict[str, Any] = {"standalone": standalone}
+    if comparison is not None:
+        plan["comparison"] = comparison
+    if periods is not None:
+        plan["periods"] = list(periods)
+    plan.update({"sql": sql, "assumptions": list(assumptions), "displayHint": display_hint})
+    return Reply(body=message([{"type": "text", "text": json.dumps(plan)}], **kw))
+
+
+def reply_answer(plan: dict, **kw) -> Reply:
+    """A 200 whose text block is ``plan`` as JSON, as given (a worked example's answer, say)."""
+    return Reply(body=message([{"type": "text", "text": json.dumps(plan)}], **kw))
 
 
 def reply_decline(kind: str, tables: list[str] | tuple[str, ...] = (), assumptions: list[str] | tuple[str, ...] = (),
-                  standalone: str = "", **kw) -> Reply:
-    """A 200 whose plan declines: ``sql`` "" with ``decline`` ``{"kind", "tables"}`` (``needs_fetch`` or
-    ``declined``; ``standalone``: the question's reading)."""
+                  standalone: str = "", *, fields: dict | None = None, **kw) -> Reply:
+    """A 200 whose plan declines: ``sql`` "" with ``decline`` ``{"kind", "tables"}`` (``needs_fetch``,
+    ``ambiguous`` or ``declined``; ``standalone``: the question's reading) plus any other decline ``fields``
+    (``geographies``, ``states``, ``vintage``, ``suggestions``)."""
     text = json.dumps({"standalone": standalone, "sql": "", "assumptions": list(assumptions), "displayHint": "table",
-                       "decline": {"kind": kind, "tables": list(tables)}})
+                       "decline": {"kind": kind, "tables": list(tables), **(fields or {})}})
     return Reply(body=message([{"type": "text", "text": text}], **kw))
 
 
@@ -233,7 +245,9 @@ __all__ = [
     "Reply",
     "error_reply",
     "message",
+    "reply_answer",
     "reply_content",
+    "reply_decline",
     "reply_plan",
     "reply_text",
     "slow",

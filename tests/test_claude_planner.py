@@ -18,9 +18,18 @@ from sage.errors import PlanningError
 from sage.planner.base import Attempt, Planner
 from sage.planner.claude import PLAN_SCHEMA, ClaudePlanner, PlanModel
 from sage.planner.prompt import FEW_SHOT_EXAMPLES, SYSTEM_PROMPT
+from sage.planner.resolve import Grounding, Reading, Resolved
 from sage.settings import load_settings
 from sage.types import Chunk
-from tests.fake_anthropic import FakeAnthropic, error_reply, reply_content, reply_plan, reply_text, slow
+from tests.fake_anthropic import (
+    FakeAnthropic,
+    error_reply,
+    reply_content,
+    reply_decline,
+    reply_plan,
+    reply_text,
+    slow,
+)
 
 FAKE_KEY = "sk-ant-test-fake-key-0123456789"
 OTHER_SECRETS = ("census-secret-4242", "dbpass-secret-777", "env-token-must-not-leak", "env-key-must-not-leak")
@@ -65,7 +74,9 @@ def make_settings(**overrides):
 def planner(**kw) -> ClaudePlanner:
     max_retries = kw.pop("max_retries", 2)
     measures_fn = kw.pop("measures_fn", None)
-    return ClaudePlanner(make_settings(**kw), measures_fn=measures_fn, max_retries=max_retries)
+    grounding_fn = kw.pop("grounding_fn", None)
+    return ClaudePlanner(make_settings(**kw), measures_fn=measures_fn, grounding_fn=grounding_fn,
+                         max_retries=max_retries)
 
 
 def _error(fn) -> PlanningError:
@@ -120,7 +131,11 @@ def test_the_schema_is_already_in_the_sdks_strict_form():
     from anthropic import transform_schema
 
     assert transform_schema(PLAN_SCHEMA) == PLAN_SCHEMA
-    assert PLAN_SCHEMA["required"] == ["standalone", "sql", "assumptions", "displayHint"]
+    assert PLAN_SCHEMA["required"] == ["standalone", "comparison", "periods", "sql", "assumptions", "displayHint"]
+    assert PLAN_SCHEMA["properties"]["comparison"]["enum"] == ["none", "places", "change", "difference"]
+    decline = PLAN_SCHEMA["$defs"]["PlanDecline"]
+    assert decline["properties"]["kind"]["enum"] == ["declined", "needs_fetch", "ambiguous"]
+    assert {"tables", "geographies", "states", "vintage", "suggestions"} <= set(decline["properties"])
 
 
 def test_request_carries_prefix_context_question_and_no_secrets(fake):
@@ -188,6 +203,109 @@ def test_measures_go_into_the_context_and_a_failing_source_is_skipped(fake):
         raise RuntimeError("semantic layer not loaded")
 
     assert planner(measures_fn=broken).plan("unemployment in Ohio", CHUNKS).sql == SQL
+
+
+# -- what the rows compare, and the declines of places and periods -------------------------------------------------
+
+
+CHANGE_SQL = "SELECT 'Travis County' AS county_name, 100 AS change, 10 AS change_moe"
+
+
+def test_the_comparison_and_periods_become_the_plans(fake):
+    fake.enqueue(reply_plan(CHANGE_SQL, ["a"], "statrow", comparison="change", periods=["2019-2023", "2014-2018"]),
+                 reply_plan(SQL, ["b"], "bar", comparison="places", periods=["2014-2018", "2019-2023"]),
+                 reply_plan(SQL, ["c"], "bar"))
+    p = planner()
+    change = p.plan("how did it change?", CHUNKS)
+    assert change.compare == "change" and change.periods == ("2014-2018", "2019-2023")  # earlier first
+    places = p.plan("compare them", CHUNKS)
+    assert places.compare == "places" and places.periods == ()  # periods belong to a change only
+    older = p.plan("no comparison said", CHUNKS)  # a reply without the fields: nothing is compared
+    assert older.compare is None and older.periods == ()
+
+
+@pytest.mark.parametrize("comparison, periods, compare, kept", [
+    ("significance!", ["2014-2018", "2019-2023"], None, ()),
+    ("change", ["2014-2018"], "change", ()),
+    ("change", ["2014-2018", "2014-2018"], "change", ()),
+    ("change", ["2016", "2023"], "change", ()),
+    ("change", "2014-2018, 2019-2023", "change", ()),
+    ("change", ["2014\u20132018", " 2019-2023 "], "change", ("2014-2018", "2019-2023")),
+    ("difference", None, "difference", ()),
+    ("none", ["2014-2018", "2019-2023"], None, ()),
+])
+def test_unknown_comparisons_and_malformed_periods_are_none_never_a_crash(fake, comparison, periods, compare, kept):
+    fake.enqueue(reply_plan(CHANGE_SQL, ["a"], "statrow", comparison=comparison, periods=periods))
+    plan = planner().plan("q", CHUNKS)
+    assert (plan.compare, plan.periods) == (compare, kept)
+
+
+def test_a_decline_compares_nothing(fake):
+    fake.enqueue(reply_plan("", ["Cannot."], comparison="change", periods=["2014-2018", "2019-2023"]))
+    plan = planner().plan("q", CHUNKS)
+    assert plan.declined and plan.compare is None and plan.periods == ()
+
+
+def test_an_ambiguous_name_is_asked_back_with_its_readings(fake):
+    readings = [f"What is the population of Springfield city, {st}?" for st in ("MO", "MA", "IL")]
+    fake.enqueue(reply_decline("ambiguous", [], ["“Springfield” is the name of 22 places; which one?"],
+                               fields={"suggestions": [*readings, readings[0], " "]}),
+                 reply_decline("ambiguous", [], ["Which one?"]))
+    p = planner()
+    plan = p.plan("population of Springfield", CHUNKS)
+    assert plan.declined and plan.decline_kind == "ambiguous" and plan.suggestions == readings
+    assert plan.fetch is None and plan.assumptions == ["“Springfield” is the name of 22 places; which one?"]
+    bare = p.plan("population of Springfield", CHUNKS)  # no readings to offer: a plain decline
+    assert bare.decline_kind == "declined" and bare.suggestions == []
+
+
+def test_a_place_figure_names_the_fetch_of_places_even_for_a_loaded_table(fake):
+    income = Chunk(9, "variable", "B19013_001E", "ACS variable B19013_001E: Median household income", 0.7)
+    fake.enqueue(
+        reply_decline("needs_fetch", ["b19013"], ["Places have only population and housing units."],
+                      fields={"geographies": ["Place", "moon"], "states": ["tx", "Texas"]}),
+        reply_decline("needs_fetch", ["B19013"], ["Already loaded for counties."]),
+        reply_decline("needs_fetch", ["B23025"], [], fields={"vintage": "2012-2016"}),
+    )
+    p = planner()
+    plan = p.plan("median household income in Austin, TX", [*CHUNKS, income])
+    assert plan.decline_kind == "needs_fetch"
+    assert plan.fetch == {"tables": ["B19013"], "vintage": 2023, "geographies": ["place"], "states": ["TX"]}
+    # the default fetch of a table the context shows loaded is no fetch: a plain decline
+    assert p.plan("median household income in Ohio", [*CHUNKS, income]).decline_kind == "declined"
+    # another period of a loaded table: the period ending in that year, named when Claude did not
+    year = p.plan("unemployment in Ohio in 2016", CHUNKS)
+    assert year.fetch == {"tables": ["B23025"], "vintage": 2016, "geographies": ["state", "county"]}
+    assert year.assumptions[0].startswith("This question needs ACS table B23025 (") and "(2012-2016)" in \
+        year.assumptions[0]
+
+
+def test_the_places_block_is_sent_and_a_failing_reader_is_skipped(fake):
+    grounding = Grounding(
+        (Resolved("Austin, TX", "place", "1600000US4805000", "Austin city, Texas", has=("population",)),
+         Resolved("Springfield", "ambiguous", readings=(Reading("Springfield city, MO", population=169432),))),
+        ("nation", "state", "county", "place"), {"B23025_005E": ("2014-2018", "2019-2023")})
+    asked: list[str] = []
+
+    def reader(question):
+        asked.append(question)
+        return grounding
+
+    fake.enqueue(reply_plan(SQL, ["a"], "big"), reply_plan(SQL, ["b"], "big"))
+    planner(grounding_fn=reader).plan("unemployment in Austin, TX", CHUNKS)
+    sent = fake.message_requests[-1].body["messages"][0]["content"]
+    assert asked == ["unemployment in Austin, TX"]
+    assert sent.startswith("<places>\n- “Austin, TX” → place 1600000US4805000 'Austin city, Texas' (has: "
+                           "population)\n- “Springfield” → ambiguous: Springfield city, MO (169,432)\n")
+    assert "; periods loaded: 2014-2018, 2019-2023" in sent.split("B23025_005E", 1)[1].split("\n", 1)[0]
+    system = fake.message_requests[-1].body["system"]
+
+    def broken(question):
+        raise RuntimeError("catalog not readable")
+
+    plan = planner(grounding_fn=broken).plan("unemployment in Austin, TX", CHUNKS)
+    assert plan.sql == SQL and "<places>" not in fake.message_requests[-1].body["messages"][0]["content"]
+    assert fake.message_requests[-1].body["system"] == system  # the cached prefix never holds the places
 
 
 # -- failures ------------------------------------------------------------------------------------------------------

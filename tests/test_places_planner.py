@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from sage import execute, guard, significance
+from sage import agent, execute, guard, significance
 from sage.db import owner
 from sage.planner.offline import OfflinePlanner
 
@@ -120,6 +120,21 @@ def test_a_figure_places_lack_names_the_fetch(planner):
     assert plan.fetch == {"tables": ["B19013"], "vintage": 2023, "geographies": ["place"], "states": ["TX"]}
     assert "census fetch --vintage 2023 --tables B19013 --geographies place --states TX" in plan.assumptions[0]
     assert not planner.plan(plan.suggestions[0], []).declined
+
+
+def test_the_question_loop_keeps_a_fetch_of_places_for_a_table_loaded_for_counties(settings):
+    # B19013 has county rows, not place rows: the answer stays a needs_fetch (it was turned into a plain decline
+    # because the table counted as loaded at all)
+    answer = agent.ask("What's the median household income in Austin, TX?", settings, planner="offline",
+                       record=False)
+    assert answer.declined and answer.decline_kind == "needs_fetch"
+    assert answer.fetch == {"tables": ["B19013"], "vintage": 2023, "geographies": ["place"], "states": ["TX"]}
+    assert agent._still_to_fetch(settings, {"tables": ["B01003"], "vintage": 2023, "geographies": ["place"],
+                                            "states": ["TX"]}) is None  # population is loaded for places
+    assert agent._still_to_fetch(settings, {"tables": ["B01003"], "vintage": 2018, "geographies": ["state"]}) is None
+    assert agent._still_to_fetch(settings, {"tables": ["B01003", "B23025"], "vintage": 2018,
+                                            "geographies": ["county"]}) == {
+        "tables": ["B23025"], "vintage": 2018, "geographies": ["county"]}  # 2014-2018 has B01003 only
 
 
 def test_a_city_that_is_its_county_reads_the_county_row_for_other_figures(planner, settings):

@@ -57,6 +57,17 @@ FIPS_PATTERNS = {
     "tract": "^[0-9]{11}$",
     "zcta": "^[0-9]{5}$",
 }
+#: one GEO_ID of each level, as the column comment and the Claude planner's rules show them
+EXAMPLE_GEO_IDS = {
+    "nation": "0100000US",
+    "state": "0400000US48",
+    "county": "0500000US48453",
+    "place": "1600000US4805000",
+    "cbsa": "310M700US12420",
+    "cd": "5001800US4821",
+    "tract": "1400000US48453001100",
+    "zcta": "860Z200US78701",
+}
 #: levels inside one state: their rows carry state_fips, state_abbr and state_name (nation, cbsa, zcta do not)
 STATE_LEVELS = ("state", "county", "place", "cd", "tract")
 #: levels with a county: county_fips and county_name

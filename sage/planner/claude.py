@@ -39,6 +39,7 @@ from anthropic import APIRequest, APIResponse, CallNext, transform_schema
 from anthropic.types import ParsedMessage, TextBlockParam
 
 from ..census.catalog_search import CATALOG_YEAR, acs_table_catalog
+from ..census.schema import LEVELS
 from ..errors import ErrorKind, PlanningError
 from ..settings import Settings
 from ..types import DISPLAY_HINTS, READ_AS, Chunk, DisplayHint
@@ -51,29 +52,75 @@ log = logging.getLogger(__name__)
 FETCH_GEOGRAPHIES = ["state", "county"]
 
 
+DECLINE_KINDS = ("declined", "needs_fetch", "ambiguous")
+COMPARISONS = ("none", "places", "change", "difference")
+#: the most readings an ambiguous decline offers
+MAX_SUGGESTIONS = 8
+_PERIOD = re.compile(r"^(\d{4})-(\d{4})$")
+
+
+def _strings(value: Any) -> Any:
+    """A string as a list of one; a list's items as stripped strings, empty ones dropped; anything else as is."""
+    if isinstance(value, str):
+        value = [value]
+    if isinstance(value, list):
+        return [str(v).strip() for v in value if v is not None and str(v).strip()]
+    return value
+
+
 class PlanDecline(pydantic.BaseModel):
-    """Why ``sql`` is empty: the data cannot answer it (``declined``), or an ACS table listed as not loaded would
-    (``needs_fetch``, naming it in ``tables``).  Lenient: an unknown kind is ``declined``, ids are upper-cased."""
+    """Why ``sql`` is empty: the data cannot answer it (``declined``); loading ACS data would (``needs_fetch``:
+    ``tables`` listed as not loaded, or loaded tables for other ``geographies`` (levels), ``states`` or an earlier
+    ``vintage``, a release year); or a name has several readings (``ambiguous``: ``suggestions`` asks the question
+    again about each).  Lenient: an unknown kind is ``declined``, ids and postal codes are upper-cased, unknown
+    levels and malformed codes are dropped, a vintage that is no year is none."""
 
     model_config = pydantic.ConfigDict(json_schema_extra=lambda schema: _bare_schema(schema))
 
-    kind: Literal["declined", "needs_fetch"] = pydantic.Field(
-        description="needs_fetch: a table listed as NOT loaded would answer it.")
-    tables: list[str] = pydantic.Field(default_factory=list, description="needs_fetch: the table ids to load.")
+    kind: Literal["declined", "needs_fetch", "ambiguous"]
+    tables: list[str] = pydantic.Field(default_factory=list)
+    geographies: list[str] = pydantic.Field(default_factory=list)
+    states: list[str] = pydantic.Field(default_factory=list)
+    vintage: int | None = None
+    suggestions: list[str] = pydantic.Field(default_factory=list)
 
     @pydantic.field_validator("kind", mode="before")
     @classmethod
     def _known_kind(cls, value: Any) -> Any:
-        return value if value in ("declined", "needs_fetch") else "declined"
+        return value if value in DECLINE_KINDS else "declined"
 
     @pydantic.field_validator("tables", mode="before")
     @classmethod
     def _ids(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            value = [value]
-        if isinstance(value, list):
-            return [str(t).strip().upper() for t in value if str(t).strip()]
-        return value
+        value = _strings(value)
+        return [t.upper() for t in value] if isinstance(value, list) else value
+
+    @pydantic.field_validator("geographies", mode="before")
+    @classmethod
+    def _levels(cls, value: Any) -> Any:
+        value = _strings(value)
+        return list(dict.fromkeys(g.lower() for g in value if g.lower() in LEVELS)) if isinstance(value, list) \
+            else value
+
+    @pydantic.field_validator("states", mode="before")
+    @classmethod
+    def _postal(cls, value: Any) -> Any:
+        value = _strings(value)
+        return list(dict.fromkeys(x.upper() for x in value if re.fullmatch(r"[A-Za-z]{2}", x))) \
+            if isinstance(value, list) else value
+
+    @pydantic.field_validator("vintage", mode="before")
+    @classmethod
+    def _year(cls, value: Any) -> Any:
+        text = str(value).strip() if isinstance(value, (int, str)) and not isinstance(value, bool) else ""
+        mt = re.fullmatch(r"(?:\d{4}-)?(\d{4})", text)  # 2016, or the period "2012-2016" ending in it
+        return int(mt.group(1)) if mt and 2005 <= int(mt.group(1)) <= 2100 else None
+
+    @pydantic.field_validator("suggestions", mode="before")
+    @classmethod
+    def _questions(cls, value: Any) -> Any:
+        value = _strings(value)
+        return list(dict.fromkeys(value))[:MAX_SUGGESTIONS] if isinstance(value, list) else value
 
 
 class PlanModel(pydantic.BaseModel):
@@ -81,7 +128,8 @@ class PlanModel(pydantic.BaseModel):
 
     Lenient where that is harmless: one string of assumptions is a list of one, empty assumptions are dropped, an
     unknown (or missing) display hint is ``table``, ``display_hint`` is read like ``displayHint``, a missing
-    standalone reading is empty (the planner uses the question), and SQL loses surrounding whitespace and trailing
+    standalone reading is empty (the planner uses the question), an unknown (or missing) comparison is ``none``,
+    periods other than two ACS periods ("2014-2018") are none, and SQL loses surrounding whitespace and trailing
     semicolons.
     """
 
@@ -91,6 +139,9 @@ class PlanModel(pydantic.BaseModel):
     standalone: str = pydantic.Field(
         description="The question as read, standing on its own (a follow-up spelled out in full)."
     )
+    #: then what the rows compare, so that the SQL is written with the columns the test reads
+    comparison: Literal["none", "places", "change", "difference"]
+    periods: list[str] = pydantic.Field(description="A change's two periods, earlier first; else [].")
     sql: str = pydantic.Field(description='One PostgreSQL SELECT statement, or "" when the data cannot answer.')
     assumptions: list[str] = pydantic.Field(
         description="Short plain-English assumptions a census analyst needs to trust the answer."
@@ -101,11 +152,28 @@ class PlanModel(pydantic.BaseModel):
     @pydantic.model_validator(mode="before")
     @classmethod
     def _defaults(cls, data: Any) -> Any:
-        if isinstance(data, dict) and not ({"standalone", "assumptions", "displayHint", "display_hint"} <= data.keys()):
-            data = {"standalone": "", "assumptions": [], **data}
+        if isinstance(data, dict):
+            data = {"standalone": "", "comparison": "none", "periods": [], "assumptions": [], **data}
             if "displayHint" not in data and "display_hint" not in data:
                 data["displayHint"] = "table"
         return data
+
+    @pydantic.field_validator("comparison", mode="before")
+    @classmethod
+    def _known_comparison(cls, value: Any) -> Any:
+        return value if value in COMPARISONS else "none"
+
+    @pydantic.field_validator("periods", mode="before")
+    @classmethod
+    def _two_periods(cls, value: Any) -> Any:
+        """Two ACS periods ("2014-2018"), earlier first; anything else is none."""
+        value = _strings(value)
+        if not isinstance(value, list):
+            return []
+        found = [p.replace("\u2013", "-") for p in value]
+        if len(found) != 2 or not all(_PERIOD.match(p) for p in found) or found[0] == found[1]:
+            return []
+        return sorted(found, key=lambda p: (p[-4:], p))
 
     @pydantic.field_validator("standalone", mode="before")
     @classmethod
@@ -171,9 +239,13 @@ class ClaudePlanner:
     measures matching the question to its context; any object with ``name``, ``formula``, ``unit`` and
     ``description`` will do.  ``examples_fn(question) -> list`` (``sage.verified.examples``) adds the verified
     answers closest to it (objects with ``question``, ``standalone``, ``sql``, ``assumptions``, ``display_hint``).
+    ``grounding_fn(question)`` (``sage.planner.resolve.ground`` over the offline planner's catalog) reads the places
+    the question names, the levels with rows and every variable's periods: the places block of the request.
     The earlier turns of a conversation (``context``) go in the request as questions, readings, SQL and assumptions,
     never rows; the reply's ``standalone`` reading of a follow-up comes first in its assumptions ("Read as: ...").
-    One client (one connection pool) is kept per planner.
+    The reply's ``comparison`` and ``periods`` become the plan's ``compare`` and ``periods``, so the question loop
+    tests the rows for significance as it does the offline planner's.  One client (one connection pool) is kept
+    per planner.
     """
 
     name = "claude"
@@ -184,6 +256,7 @@ class ClaudePlanner:
         measures_fn: Callable[[str], Sequence[Any]] | None = None,
         *,
         examples_fn: Callable[[str], Sequence[Any]] | None = None,
+        grounding_fn: Callable[[str], Any] | None = None,
         max_retries: int | None = None,
         max_tokens: int = MAX_TOKENS,
     ) -> None:
@@ -198,6 +271,7 @@ class ClaudePlanner:
         self.max_tokens = max_tokens
         self.measures_fn = measures_fn
         self.examples_fn = examples_fn
+        self.grounding_fn = grounding_fn
         self._client = anthropic.Anthropic(
             api_key=settings.anthropic_api_key,
             timeout=settings.claude_timeout_s,
@@ -210,9 +284,10 @@ class ClaudePlanner:
              context: Sequence[PriorTurn] = ()) -> Plan:
         measures = self._aid(self.measures_fn, question, "semantic-layer measures")
         examples = self._aid(self.examples_fn, question, "verified answers")
+        grounding = self._grounding(question)
         message = build_user_message(
             question, [c for c in chunks if not is_internal(c)], error_context=list(attempts), measures=measures,
-            conversation=list(context), verified=examples,
+            conversation=list(context), verified=examples, grounding=grounding,
         )
         response = self._call(message)
         parsed = response.parsed_output
@@ -223,29 +298,58 @@ class ClaudePlanner:
         fetch = self._fetch(parsed, chunks, assumptions)
         if context and parsed.standalone and _differs(parsed.standalone, question):
             assumptions.insert(0, f"{READ_AS}{parsed.standalone.rstrip('.')}.")  # before a decline's message
+        kind, suggestions = ("needs_fetch" if fetch else "declined"), []
+        if not parsed.sql and not fetch and parsed.decline is not None and parsed.decline.kind == "ambiguous" \
+                and parsed.decline.suggestions:
+            kind, suggestions = "ambiguous", list(parsed.decline.suggestions)
+        compare = parsed.comparison if parsed.sql and parsed.comparison != "none" else None
         plan = Plan(sql=parsed.sql, assumptions=assumptions, display_hint=parsed.display_hint,
                     planner=self.name, usage=usage_of(response, self.model), standalone=standalone,
-                    decline_kind="needs_fetch" if fetch else "declined", fetch=fetch)
+                    decline_kind=kind, fetch=fetch, suggestions=suggestions, compare=compare,
+                    periods=tuple(parsed.periods) if compare == "change" else ())
         log.info("claude plan: model=%s usage=%s", self.model, plan.usage)
         return plan
 
     def _fetch(self, parsed: PlanModel, chunks: Sequence[Chunk], assumptions: list[str]) -> dict[str, Any] | None:
-        """A ``needs_fetch`` decline as the question loop takes it (``{"tables", "vintage", "geographies"}``), or
-        None.  Only tables of the offline ACS catalog that are not loaded count (a table whose variables are in
-        the context is loaded): a made-up id is never offered for loading, and a decline left with none is a
-        plain one.  The first assumption is the decline's message: it names the tables when Claude's does not."""
+        """A ``needs_fetch`` decline as the question loop takes it (``{"tables", "vintage", "geographies"}``, and
+        ``"states"`` when it names some), or None.  Only tables of the offline ACS catalog count, and for the
+        default fetch (states and counties, the catalog's period) only those that are not loaded (a table whose
+        variables are in the context is loaded); a fetch of other levels or of another period may name a loaded
+        table (median household income is loaded for counties, not for places).  A made-up id is never offered
+        for loading, and a decline left with none is a plain one.  The first assumption is the decline's message:
+        it names the tables when Claude's does not."""
         decline = parsed.decline
         if parsed.sql or decline is None or decline.kind != "needs_fetch":
             return None
         catalog = acs_table_catalog(self.settings.data_path)
         loaded = {c.object_ref.split("_")[0] for c in chunks if c.object_type == "variable"}
-        tables = [t for t in dict.fromkeys(decline.tables) if t in catalog and t not in loaded]
+        geographies = list(decline.geographies) or list(FETCH_GEOGRAPHIES)
+        vintage = decline.vintage or CATALOG_YEAR
+        beyond = vintage != CATALOG_YEAR or any(g not in FETCH_GEOGRAPHIES for g in geographies)
+        tables = [t for t in dict.fromkeys(decline.tables) if t in catalog and (beyond or t not in loaded)]
         if not tables:
             return None
-        named = ", ".join(f"{t} ({catalog[t]['concept']})" for t in tables)
         if not assumptions or not all(t in assumptions[0] for t in tables):
-            assumptions.insert(0, f"This question needs ACS table {named}, which is not loaded.")
-        return {"tables": tables, "vintage": CATALOG_YEAR, "geographies": list(FETCH_GEOGRAPHIES)}
+            named = ", ".join(f"{t} ({catalog[t]['concept']})" for t in tables)
+            where = ""
+            if beyond:
+                where = f" for {', '.join(geographies)}" + (f" in {', '.join(decline.states)}" if decline.states
+                                                            else "") + f" ({vintage - 4}-{vintage})"
+            assumptions.insert(0, f"This question needs ACS table {named}{where}, which is not loaded.")
+        fetch: dict[str, Any] = {"tables": tables, "vintage": vintage, "geographies": geographies}
+        if decline.states:
+            fetch["states"] = list(decline.states)
+        return fetch
+
+    def _grounding(self, question: str) -> Any:
+        """The places block's reading of the question, or None (an aid: a failure is logged, not raised)."""
+        if self.grounding_fn is None:
+            return None
+        try:
+            return self.grounding_fn(question)
+        except Exception as exc:  # the place reader is an aid: without it Claude matches names itself
+            log.warning("place reading unavailable (%s: %s)", type(exc).__name__, exc)
+            return None
 
     @staticmethod
     def _aid(fn: Callable[[str], Sequence[Any]] | None, question: str, what: str) -> list[Any]:
@@ -440,5 +544,5 @@ def usage_of(response: Any, model: str) -> dict[str, Any]:
     return usage
 
 
-__all__ = ["MAX_RETRY_WAIT_S", "PLAN_SCHEMA", "ClaudePlanner", "PlanDecline", "PlanModel", "bounded_retry_wait",
-           "retry_after_s", "system_blocks", "unusable_reply", "usage_of"]
+__all__ = ["COMPARISONS", "DECLINE_KINDS", "MAX_RETRY_WAIT_S", "PLAN_SCHEMA", "ClaudePlanner", "PlanDecline",
+           "PlanModel", "bounded_retry_wait", "retry_after_s", "system_blocks", "unusable_reply", "usage_of"]
