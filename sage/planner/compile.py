@@ -52,12 +52,12 @@ def compile_query(q: Query, *, margins: bool = True, ids: bool = False) -> Compi
     """The SQL of ``q`` (see the module docstring); ``margins=False`` leaves out margin and map columns;
     ``ids=True`` adds each row's ``geo_id`` (for "which of those ..." follow-ups, which select among them)."""
     op = q.op
-    if ids and op not in (Op.VALUE, Op.RANK, Op.LIST):
+    if ids and op not in (Op.VALUE, Op.RANK, Op.LIST, Op.CHANGE):
         raise ValueError(f"an answer of kind {op} has no places to select among")
     if op is Op.DIFFERENCE:
         return difference(q)
     if op is Op.CHANGE:
-        return _change(q)
+        return _change(q, ids)
     if op is Op.VALUE:
         if q.ratio and not ids:
             return ratio(q, margins)
@@ -144,7 +144,7 @@ def _period_values(q: Query, period: str, total: bool) -> Select:
                   group=group)
 
 
-def _change(q: Query) -> Compiled:
+def _change(q: Query, ids: bool = False) -> Compiled:
     """Each place's value in both periods (rounded for reading), the change (later − earlier, unrounded: the
     significance test reads it) and the percent change, each with its 90% margin of error (``moe_difference``,
     ``moe_pct_change``).  Dollars of the earlier period are put in the later period's dollars with the CPI-U-RS
@@ -155,6 +155,8 @@ def _change(q: Query) -> Compiled:
     m, ch = q.measures[0], q.change
     early, late = q.periods
     total = not q.geo.places and bool(q.sums)
+    if ids and (total or ch.count):
+        raise ValueError("a change added up or counted has no places to select among")
     a, b = _period_values(q, early, total), _period_values(q, late, total)
     real = ch.dollars == "real"
     digits = 0 if m.unit in ("dollars", "count") else 1
@@ -162,7 +164,7 @@ def _change(q: Query) -> Compiled:
     col = m.column
     rate = m.unit == "percent"
     earlier, moe_earlier = ("a.v * cpi.f", "a.v_moe * cpi.f") if real else ("a.v", "a.v_moe")
-    cols = [f"b.{n}" for n in names] + [
+    cols = (["b.geo_id"] if ids else []) + [f"b.{n}" for n in names] + [
         f"ROUND({earlier}, {digits}) AS {col}_{early.replace('-', '_')}",
         f"ROUND(b.v, {digits}) AS {col}_{late.replace('-', '_')}",
         # the change and its margin unrounded: the significance test reads them (the card rounds for display)

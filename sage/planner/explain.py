@@ -155,12 +155,21 @@ def describe(q: Query) -> str:
     elif q.op is Op.CHANGE:
         span = " to ".join(q.periods)
         where = join_words([pl.label for pl in geo.places]) if geo.places else (
-            "the US" if q.sums else f"{plural}{within}")
-        out = f"change in {what}, {where}, {span}"
-        if q.change is not None and q.change.count:
-            out = f"number of {plural}{within} whose {what} {'fell' if 'loss' in q.change.keep else 'rose'}, {span}"
+            "the US" if q.sums else f"{plural}{within}{among}")
+        ch = q.change
+        keep = {"loss": " that lost", "gain": " that gained", "significant_loss": " with a significant fall",
+                "significant_gain": " with a significant rise", "significant": " with a significant change"}.get(
+                    ch.keep if ch is not None else "", "")
+        by = "percent change" if ch is not None and ch.by == "pct_change" else "change"
+        out = f"{by} in {what}, {where}{keep}, {span}"
+        if ch is not None and ch.count:
+            out = f"number of {plural}{within} whose {what} {'fell' if 'loss' in ch.keep else 'rose'}, {span}"
         elif q.rank is not None:
-            out = f"{'top' if q.rank.descending else 'bottom'} {q.rank.n} {plural}{within} by change in {what}, {span}"
+            n = "" if q.rank.n == 1 and not q.rank.n_given else f" {q.rank.n}"
+            noun = plural if q.rank.n != 1 else {"states": "state", "counties": "county", "places": "place"}.get(
+                plural, plural)
+            out = (f"{'top' if q.rank.descending else 'bottom'}{n} {noun}{within}{among}{keep} by {by} in {what}, "
+                   f"{span}")
     else:
         out = what
     if q.display:

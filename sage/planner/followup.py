@@ -22,7 +22,7 @@ from .catalog import Catalog, counties_named
 from .declines import Decline
 from .frame import Condition, GeoSet, Op, Query, Rank
 from .localities import places_with_figures
-from .measures import find_measures
+from .measures import find_measures, people_changed
 from .parsed import Parse, Place
 from .places import find_places
 from .ranking import read_rank
@@ -78,6 +78,8 @@ def read_followup(question: str, prior: Query, cat: Catalog, chunks: Sequence[Ch
     except Decline:
         p.thresholds = []
     measures = [m.measure for m in p.strong()]
+    if not measures and (people := people_changed(mask(p.t, p.blocked), cat)) is not None:
+        measures = [people]  # "which 5 Texas counties added the most people ...": population, named
     # "as a share of total pop?": the population named is the whole of a share, not a measure asked for
     if re.search(r"\b(share|percent\w*|proportion|%) of (the )?(total |overall )?(pop|population|people|residents|"
                  r"everyone)\b", p.t):
@@ -103,12 +105,18 @@ def read_followup(question: str, prior: Query, cat: Catalog, chunks: Sequence[Ch
         gain = re.search(r"\b(gain\w*|grew|grow\w*|add\w*|increase\w*|rose|rise)\b", p.t)
         direction, n, n_given = read_rank(p, masked, list(prior.measures))
         # the same places: those the previous change chose among (its geo keeps them), ranked or kept anew
+        # "which of them ...?" after a top 5: among those five, not the whole set again
+        shown = (replace(prior.geo, among=prior) if (prior.rank is not None or prior.change.keep)
+                 and prior.geo.is_set and prior.geo.among is None else prior.geo)
         if direction:
             order = "pct_change" if _PERCENT.search(masked) else prior.change.by
+            if lose and not gain and direction == "DESC" and re.search(r"\b(most|biggest|largest|greatest|fastest)\b",
+                                                                       masked):
+                direction = "ASC"  # "which of those lost the most?": the most negative change first
             return prior.edit(rank=Rank(prior.measures[0], direction == "DESC", n if n_given else 1, n_given),
-                              change=replace(prior.change, by=order, keep=""))
+                              geo=shown, change=replace(prior.change, by=order, keep=""))
         if lose or gain:
-            return prior.edit(rank=None, change=replace(prior.change, keep="loss" if lose else "gain"))
+            return prior.edit(rank=None, geo=shown, change=replace(prior.change, keep="loss" if lose else "gain"))
     if among:
         if prior.op not in (Op.VALUE, Op.RANK, Op.LIST) or not (prior.geo.places or prior.geo.is_set):
             raise _cannot(question, prior, "the previous answer has no list of places to choose among")
@@ -155,7 +163,19 @@ def read_followup(question: str, prior: Query, cat: Catalog, chunks: Sequence[Ch
             "place" if _PLACE_WORDS.fullmatch(level_word.group(0)) else "county")
         states = tuple(pl.state for pl in places if pl.level == "state")
         same_set = prior.geo.is_set and prior.geo.level == level and prior.op in (Op.RANK, Op.LIST, Op.COUNT, Op.TOTAL)
-        if same_set:  # "just the 50 states please": the same question over a narrower set
+        if q.op is Op.CHANGE:  # "and which Texas counties lost the most?": the same change over the set named
+            if level == "place":
+                raise _cannot(question, prior, "Census places are loaded for the latest period only, so no change can "
+                                               "be shown for them")
+            within = states if level == "county" else ()
+            if not (prior.geo.is_set and prior.geo.level == level and prior.geo.among is None
+                    and (not within or set(within) == set(prior.geo.within))):
+                q = q.edit(geo=GeoSet(level=level, within=within or (prior.geo.within if prior.geo.is_set
+                                                                      and level == prior.geo.level else ()),
+                                      exclude=prior.geo.exclude if prior.geo.is_set else frozenset()))
+                changed.append("set")
+            places = [pl for pl in places if pl.level != "state"]
+        elif same_set:  # "just the 50 states please": the same question over a narrower set
             if states and level in ("county", "place"):
                 q = q.edit(geo=replace(q.geo, within=states))
                 places = [pl for pl in places if pl.level != "state"]
@@ -302,6 +322,11 @@ def read_followup(question: str, prior: Query, cat: Catalog, chunks: Sequence[Ch
 
 _SIGNIFICANCE = re.compile(r"\b(significant\w*|statistically|margin of error|margins of error|sampling (error|noise)|"
                            r"real (difference|gap|change|increase|decrease)|within the margin|meaningful)\b")
+_LOSE = re.compile(r"\b(lose|lost|loses|losing|declin(e|ed|es|ing)|shr[aiu]nk\w*|fell|dropp?(ed|s)?|"
+                   r"decreas(e|ed|es|ing))\b")
+_GAIN = re.compile(r"\b(gain|gained|gains|gaining|grew|grow|grows|growing|added|add|adds|adding|increas(e|ed|es|ing)|"
+                   r"rose|rise|rises)\b")
+_SUPERLATIVE = re.compile(r"\b(most|biggest|largest|greatest|fastest|least|fewest|smallest|slowest)\b")
 _ALTOGETHER = re.compile(r"\b(altogether|all together|combined|in total|total|add(ed)? up|together)\b")
 _PERCENT = re.compile(r"\b(percent\w*|%|pct|in percentage terms|fastest|slowest|relative)\b")
 _ABSOLUTE = re.compile(r"\b(raw number|absolute|number of people|people added|how many people|in people|in dollars)\b")
@@ -326,6 +351,22 @@ def _time(p: Parse, q: Query, cat: Catalog, measures: list[Measure], masked: str
         if dollar_words(p.t) and q.measures[0].unit == "dollars":
             nominal = re.search(r"\bnominal|not (adjust|correct)|unadjusted|current dollars|as published", p.t)
             return q.edit(change=replace(ch, dollars="nominal" if nominal else "real"))
+        lose, gain = _LOSE.search(masked), _GAIN.search(masked)
+        if (q.geo.is_set or q.geo.among is not None) and bool(lose) != bool(gain):
+            # "and which lost the most residents?" after the counties that added the most: the other end of the
+            # same change; "which lost people?": the ones that fell
+            by = "pct_change" if _PERCENT.search(masked) and not _ABSOLUTE.search(masked) else "change"
+            sup = _SUPERLATIVE.search(masked)
+            if sup is None:
+                return q.edit(rank=None, change=replace(ch, by=by, keep="loss" if lose else "gain"))
+            # the set again, not the few places shown: "and which lost the most?" after "which of them lost?"
+            most = sup.group(1) not in ("least", "fewest", "smallest", "slowest")
+            base = q.rank or Rank(q.measures[0], True, 10)
+            if q.geo.among is not None and q.geo.among.op is Op.CHANGE:
+                q = q.edit(geo=q.geo.among.geo)  # "and which lost the most?" after "which of them lost": the set
+            direction, n, n_given = read_rank(p, masked, list(q.measures))
+            return q.edit(rank=Rank(q.measures[0], most if gain else not most, n if n_given else base.n,
+                                    n_given or base.n_given), change=replace(ch, by=by, keep=""))
         if _PERCENT.search(masked) and not _ABSOLUTE.search(masked):
             return q.edit(change=replace(ch, by="pct_change"))
         if _ABSOLUTE.search(masked) or re.search(r"\b(added|gained|lost) the most\b", masked):
@@ -400,6 +441,20 @@ def _places(q: Query, p: Parse, places: Sequence[Place], add: bool, changed: lis
         pl = ambiguous[0]
         raise Decline(f"“{pl.text}” exists in several states; name the state.",
                       [f"and {c.label}?" for c in pl.candidates[:3]], kind="ambiguous")
+    if q.op is Op.CHANGE and any(pl.level == "place" for pl in places):
+        raise Decline("Census places (cities, towns, CDPs) are loaded for the latest period only, so no change can be "
+                      "shown for them; changes are shown for states and counties.", _suggest(q))
+    if q.op is Op.CHANGE and geo.is_set and geo.among is None and not q.sums:
+        # "and in Georgia?" after a change over Ohio's counties: the same change over Georgia's; a named state or
+        # county: its own change
+        states = [pl.state for pl in places if pl.level == "state"]
+        changed.append("places")
+        if states and len(states) == len(places) and geo.level == "county":
+            within = tuple(dict.fromkeys((*geo.within, *states))) if add else tuple(states)
+            return q.edit(geo=replace(geo, within=within, exclude=frozenset()))
+        levels = {pl.level for pl in places}
+        return q.edit(rank=None, geo=GeoSet(level=levels.pop() if len(levels) == 1 else "mixed",
+                                            places=tuple(places)))
     if geo.is_set and geo.among is None and q.op in (Op.RANK, Op.LIST, Op.COUNT, Op.TOTAL):
         states = [pl.state for pl in places if pl.level == "state"]
         if states and len(states) == len(places) and geo.level in ("county", "place"):

@@ -370,6 +370,17 @@ def find_measures(p: Parse, cat: Catalog, chunks: Sequence[Chunk]) -> None:
                 break
 
 
+#: "added the most people", "lost residents": the number of people, named by what happened to it
+_PEOPLE_CHANGED = re.compile(r"\b(lost|lose|loses|gained|gain|gains|added|add|adds|losing|gaining|adding)\s+"
+                             r"(the\s+)?((most|fewest|more|fewer|least)\s+)?(people|residents|population|inhabitants)\b")
+
+
+def people_changed(masked: str, cat: Catalog) -> Measure | None:
+    """Population, when the question names it by what happened to the people ("which counties added the most
+    people"): a measure named, unlike "grew" alone, which a follow-up reads as the change of the measure before."""
+    return cat.measure("population") if _PEOPLE_CHANGED.search(masked) else None
+
+
 def implied_measure(masked: str, cat: Catalog) -> Measure | None:
     """Superlatives that name a measure by themselves: "most populous", "largest counties", "oldest"."""
     rules = [
@@ -378,8 +389,8 @@ def implied_measure(masked: str, cat: Catalog) -> Measure | None:
         (r"\b(most expensive|least expensive|priciest|cheapest|most affordable|least affordable)\b",
          "median_home_value"),
         # "which counties grew fastest", "lost people": a change in the number of people
-        (r"\b(grew|grow(s|ing|n)?|growth|shr[aiu]nk\w*|(lost|gained|added|losing|gaining|adding) "
-         r"(people|residents|population))\b", "population"),
+        (r"\b(grew|grow(s|ing|n)?|growth|shr[aiu]nk\w*)\b", "population"),
+        (_PEOPLE_CHANGED.pattern, "population"),
         (r"\b(most educated|least educated|best educated)\b", "bachelors_or_higher_share"),
     ]
     for rx, name in rules:
