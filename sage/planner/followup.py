@@ -20,6 +20,7 @@ from ..text import normalize
 from ..types import Chunk, DisplayHint
 from .catalog import Catalog, counties_named
 from .declines import Decline
+from .followup_time import PERCENT, time_edit
 from .frame import Condition, GeoSet, Op, Query, Rank
 from .localities import places_with_figures
 from .measures import find_measures, people_changed
@@ -109,7 +110,7 @@ def read_followup(question: str, prior: Query, cat: Catalog, chunks: Sequence[Ch
         shown = (replace(prior.geo, among=prior) if (prior.rank is not None or prior.change.keep)
                  and prior.geo.is_set and prior.geo.among is None else prior.geo)
         if direction:
-            order = "pct_change" if _PERCENT.search(masked) else prior.change.by
+            order = "pct_change" if PERCENT.search(masked) else prior.change.by
             if lose and not gain and direction == "DESC" and re.search(r"\b(most|biggest|largest|greatest|fastest)\b",
                                                                        masked):
                 direction = "ASC"  # "which of those lost the most?": the most negative change first
@@ -127,7 +128,7 @@ def read_followup(question: str, prior: Query, cat: Catalog, chunks: Sequence[Ch
                                      th.text, th.unit) for th in p.thresholds if th.measure is not None
                            or (prior.measures and th.unit != "percent"))
         chosen = tuple(dict.fromkeys([*measures, *(c.measure for c in conditions)])) or prior.measures
-        timed = _time(p, prior, cat, list(chosen[:1]), masked)
+        timed = time_edit(p, prior, cat, list(chosen[:1]), masked)
         if timed is not None:  # "of those, which grew fastest in percent since 2014-2018?"
             _, n1, n1_given = read_rank(p, masked, list(chosen[:1]))
             if timed.rank is not None and not n1_given:  # "which of those ...": the one
@@ -260,7 +261,7 @@ def read_followup(question: str, prior: Query, cat: Catalog, chunks: Sequence[Ch
 
     # ---- time: another period, a change between two, dollars, the percent change
     if not among:
-        timed = _time(p, q, cat, list(q.measures[:1]), masked)
+        timed = time_edit(p, q, cat, list(q.measures[:1]), masked)
         if timed is not None:
             q = timed
             changed.append("period")
@@ -322,83 +323,7 @@ def read_followup(question: str, prior: Query, cat: Catalog, chunks: Sequence[Ch
 
 _SIGNIFICANCE = re.compile(r"\b(significant\w*|statistically|margin of error|margins of error|sampling (error|noise)|"
                            r"real (difference|gap|change|increase|decrease)|within the margin|meaningful)\b")
-_LOSE = re.compile(r"\b(lose|lost|loses|losing|declin(e|ed|es|ing)|shr[aiu]nk\w*|fell|dropp?(ed|s)?|"
-                   r"decreas(e|ed|es|ing))\b")
-_GAIN = re.compile(r"\b(gain|gained|gains|gaining|grew|grow|grows|growing|added|add|adds|adding|increas(e|ed|es|ing)|"
-                   r"rose|rise|rises)\b")
-_SUPERLATIVE = re.compile(r"\b(most|biggest|largest|greatest|fastest|least|fewest|smallest|slowest)\b")
 _ALTOGETHER = re.compile(r"\b(altogether|all together|combined|in total|total|add(ed)? up|together)\b")
-_PERCENT = re.compile(r"\b(percent\w*|%|pct|in percentage terms|fastest|slowest|relative)\b")
-_ABSOLUTE = re.compile(r"\b(raw number|absolute|number of people|people added|how many people|in people|in dollars)\b")
-
-
-def _time(p: Parse, q: Query, cat: Catalog, measures: list[Measure], masked: str) -> Query | None:
-    """A follow-up about time, as an edit of ``q``: "what was that in 2014-2018?" (the earlier period), "how much
-    has that changed since 2014-2018?" (the change), "adjusted for inflation?" / "in nominal dollars?" (the dollars
-    of a change), "in percent?" / "the raw number instead?" (what a ranked change orders by).  None when the
-    follow-up says nothing about time.  Raises :class:`Decline` for a period the data cannot give."""
-    from ..census.mentions import Mention
-    from .changes import change_query
-    from .periods import dollar_words, read_periods
-
-    if not measures:
-        return None
-    tmp = Parse(question=p.question, tc=p.tc, t=p.t, places=list(p.places), blocked=list(p.blocked),
-                mentions=[Mention(m, 0, 0, m.name) for m in measures], level=q.geo.level if q.geo.is_set else None)
-    read_periods(tmp, cat)
-    if q.op is Op.CHANGE and q.change is not None:
-        ch = q.change
-        if dollar_words(p.t) and q.measures[0].unit == "dollars":
-            nominal = re.search(r"\bnominal|not (adjust|correct)|unadjusted|current dollars|as published", p.t)
-            return q.edit(change=replace(ch, dollars="nominal" if nominal else "real"))
-        lose, gain = _LOSE.search(masked), _GAIN.search(masked)
-        if (q.geo.is_set or q.geo.among is not None) and bool(lose) != bool(gain):
-            # "and which lost the most residents?" after the counties that added the most: the other end of the
-            # same change; "which lost people?": the ones that fell
-            by = "pct_change" if _PERCENT.search(masked) and not _ABSOLUTE.search(masked) else "change"
-            sup = _SUPERLATIVE.search(masked)
-            if sup is None:
-                return q.edit(rank=None, change=replace(ch, by=by, keep="loss" if lose else "gain"))
-            # the set again, not the few places shown: "and which lost the most?" after "which of them lost?"
-            most = sup.group(1) not in ("least", "fewest", "smallest", "slowest")
-            base = q.rank or Rank(q.measures[0], True, 10)
-            if q.geo.among is not None and q.geo.among.op is Op.CHANGE:
-                q = q.edit(geo=q.geo.among.geo)  # "and which lost the most?" after "which of them lost": the set
-            direction, n, n_given = read_rank(p, masked, list(q.measures))
-            return q.edit(rank=Rank(q.measures[0], most if gain else not most, n if n_given else base.n,
-                                    n_given or base.n_given), change=replace(ch, by=by, keep=""))
-        if _PERCENT.search(masked) and not _ABSOLUTE.search(masked):
-            return q.edit(change=replace(ch, by="pct_change"))
-        if _ABSOLUTE.search(masked) or re.search(r"\b(added|gained|lost) the most\b", masked):
-            return q.edit(change=replace(ch, by="change"))
-        if tmp.periods and not tmp.change:  # "what were they in 2014-2018?": that period's values
-            return Query(Op.VALUE, q.measures, q.geo, periods=tmp.periods,
-                         notes=(f"Period: ACS {tmp.periods[0]} 5-year estimates.",))
-        return None
-    if not tmp.periods:
-        return None
-    if tmp.change:
-        level = q.geo.level if q.geo.level != "mixed" else "county"
-        tmp.level = level if q.geo.is_set or q.geo.among is not None else None
-        tmp.national = q.op is Op.TOTAL and q.geo.level == "state" and not q.geo.within
-        tmp.places = [] if (q.geo.is_set or q.geo.among is not None) else list(q.geo.places)
-        if q.geo.is_set and q.geo.within:
-            from .parsed import Place as _Place
-            tmp.places = [_Place("state", s, None, (0, 0)) for s in q.geo.within]
-        ranked = bool(re.search(r"\b(which|fastest|slowest|most|least|biggest|largest|top|bottom)\b", masked))
-        lost = re.search(r"\b(lose|lost|losing|decline\w*|shr[aiu]nk\w*|fell|drop\w*)\b", masked)
-        out = change_query(tmp, cat, measures, masked, [], set_query=bool(q.geo.is_set or q.geo.among is not None
-                                                                          or ranked or lost))
-        if q.geo.among is not None or (q.geo.is_set and (q.op is Op.RANK or q.conditions)):
-            # the places the previous answer showed (its ranking, its limits), not its whole set
-            out = out.edit(geo=replace(out.geo, among=q if q.geo.among is None else q.geo.among))
-        if ranked and out.rank is None and not (out.change and out.change.keep):
-            out = out.edit(rank=Rank(measures[0], True, 1))
-        return out
-    period = tmp.periods[0]
-    return q.edit(periods=(period,), notes=(*q.notes, f"Period: ACS {period} 5-year estimates, as asked."))
-
-
 def _resolve_ambiguous(places: list[Place], prior: Query) -> list[Place]:
     """"and Williamson County?" after a question about Travis County, TX: the one in the conversation's state."""
     states = {pl.state.fips for pl in prior.geo.places} | {s.fips for s in prior.geo.within}
