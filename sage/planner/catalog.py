@@ -109,6 +109,22 @@ _SUFFIXES = ("city and borough", "census area", "planning region", "municipality
              "parish", "county", "city")
 
 
+@dataclass(frozen=True)
+class Unit:
+    """A row of a level asked for by its code or its principal city — a census tract, a ZIP code tabulation area, a
+    congressional district, a metro area — read only once `census fetch --geographies` has loaded that level."""
+
+    geo_id: str
+    level: str
+    name: str  # the Census NAME: 'Census Tract 11; Travis County; Texas', 'ZCTA5 78701'
+    state_abbr: str | None = None
+    county_geo_id: str | None = None  # a tract's county ('0500000US48453')
+
+    @property
+    def label(self) -> str:
+        return self.name
+
+
 @dataclass
 class Catalog:
     """What the planner knows about the database: measures, places, which rows exist."""
@@ -124,6 +140,8 @@ class Catalog:
     localities: list[Locality] = field(default_factory=list)
     levels: frozenset[str] = frozenset({"state", "county"})
     generation: int = 0  # the semantic layer's generation this was built from (a fetch bumps it)
+    #: the rows of loaded levels asked for by code (tract, zcta, cd, cbsa), by level
+    units: dict[str, tuple[Unit, ...]] = field(default_factory=dict)
     #: the ACS periods each variable has, oldest first ("2014-2018", "2019-2023"), and for each period other than
     #: a variable's latest the places with a value then
     periods: dict[str, tuple[str, ...]] = field(default_factory=dict)
@@ -197,6 +215,10 @@ class Catalog:
             for s in (*m.synonyms, *m.weak_synonyms):
                 words.update(s.split())
         return frozenset(words - FUNCTION_WORDS)
+
+    def unit(self, geo_id: str) -> Unit | None:
+        """The row of a coded level with this GEO_ID (None when that level is not loaded)."""
+        return next((u for us in self.units.values() for u in us if u.geo_id == geo_id), None)
 
     def measure(self, name: str) -> Measure | None:
         return next((m for m in self.measures if m.name == name), None)
@@ -279,6 +301,8 @@ def _split_county(name: str) -> tuple[str, str]:
 #: geo_id of every variable costs 27 s and 2.6 GB at 20 million estimates (benchmarks/bench_scale.py), for rows the
 #: planner never looks up.
 NAMED_LEVELS = ("state", "county", "place")
+#: the levels asked for by their codes or their principal city (:mod:`.units`)
+CODED = ("tract", "zcta", "cd", "cbsa")
 
 #: table totals that count the same people as total population (B01003_001E)
 _TOTAL_EQUIVALENTS = {"B03002_001E": "B01003_001E", "B02001_001E": "B01003_001E"}
@@ -313,7 +337,11 @@ def _read_catalog(conn: psycopg.Connection, codes: list[str]):
         "JOIN public.geography g ON g.geo_id = b.geo_id "
         "WHERE b.estimate IS NOT NULL AND b.variable_code = ANY(%s) AND g.level = ANY(%s) GROUP BY 1, 2",
         (codes, levels)).fetchall()
-    return geo, have, pop, loaded, periods, earlier
+    coded = sorted(loaded & set(CODED))
+    units = conn.execute(
+        "SELECT geo_id, level, name, state_abbr, CASE WHEN county_fips IS NOT NULL THEN '0500000US' || state_fips "
+        "|| county_fips END FROM public.geography WHERE level = ANY(%s)", (coded,)).fetchall() if coded else []
+    return geo, have, pop, loaded, periods, earlier, units
 
 
 def load_catalog(settings) -> Catalog:
@@ -337,7 +365,7 @@ def _read(settings, key: str) -> Catalog:
     measures = load_measures(settings)
     try:
         with owner(settings) as conn:
-            geo, have, pop, levels, periods, earlier = _read_catalog(
+            geo, have, pop, levels, periods, earlier, unit_rows = _read_catalog(
                 conn, sorted({c for m in measures for c in m.codes}))
     except psycopg.errors.UndefinedTable as exc:
         raise NotSetUpError("The census tables are not there yet: run `python -m sage setup` first.") from exc
@@ -364,6 +392,9 @@ def _read(settings, key: str) -> Catalog:
                   periods={code: tuple(v) for code, v in periods.items()},
                   earlier_rows={(code, v): frozenset(ids) for code, v, ids, _ in earlier},
                   earlier_moe=frozenset((code, v) for code, v, _, n in earlier if n))
+    for row in unit_rows:
+        cat.units.setdefault(row[1], ())
+        cat.units[row[1]] += (Unit(*row),)
     with _catalog_lock:
         _catalogs[key] = cat
     return cat

@@ -227,9 +227,15 @@ def _set(q: Query, margins: bool, ids: bool = False) -> Compiled:
     else:
         first = q.conditions[0].measure if q.conditions else measures[0]
         order, limit = (first, True), None
-    sel, _ = measure_select(measures, cols, group, where, conditions=q.conditions, order=order, limit=limit)
+    # a ranking, or units named by code, shows each value's margin: its places are compared, neighbour by neighbour
+    compared = margins and not ids and (rank is not None or bool(geo.units)) and not (
+        q.periods and q.periods[0] != measures[0].vintage)
+    sel, has_moe = measure_select(measures, cols, group, where, conditions=q.conditions, order=order, limit=limit,
+                                  margin_level=level if compared else None)
     in_period(sel, q)
-    return Compiled(sel.sql(), q.display or _set_hint(q, list_all))
+    many = (rank is not None and rank.n > 1) or len(geo.units) > 1
+    return Compiled(sel.sql(), q.display or _set_hint(q, list_all), has_moe,
+                    compare="places" if has_moe and many else None)
 
 
 def _set_hint(q: Query, list_all: bool) -> DisplayHint:

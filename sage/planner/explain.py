@@ -105,8 +105,14 @@ def describe(q: Query) -> str:
     County, TX"; "top 20 Texas counties by population")."""
     what = join_words([nice_name(m) for m in q.measures]) if q.measures else ""
     geo = q.geo
-    plural = {"state": "states", "county": "counties", "place": "places", "mixed": "places"}.get(geo.level, geo.level)
+    plural = {"state": "states", "county": "counties", "place": "places", "mixed": "places", "tract": "census tracts",
+              "zcta": "ZCTAs", "cd": "congressional districts", "cbsa": "metro areas"}.get(geo.level, geo.level)
     within = f" in {join_words([s.name for s in geo.within])}" if geo.within else ""
+    if geo.in_counties:
+        within = f" in {join_words([c.label for c in geo.in_counties])}"
+    if geo.units and q.op is Op.LIST:  # "ZIP 78701", "TX-21": named by code
+        return f"{what}, {join_words([u.name for u in geo.units])}" + (
+            f" (as a {'bar chart' if q.display == 'bar' else q.display})" if q.display not in (None, "big") else "")
     if "DC" in geo.exclude and "PR" in geo.exclude and geo.level == "state":
         plural = "of the 50 states" if q.op is Op.RANK else "the 50 states"
     among = " among the places of the previous answer" if geo.among is not None else ""
@@ -125,14 +131,14 @@ def describe(q: Query) -> str:
         which = "top" if q.rank.descending else "bottom"
         n = "" if q.rank.n == 1 and not q.rank.n_given else f" {q.rank.n}"
         noun = plural if q.rank.n != 1 else {"states": "state", "counties": "county", "places": "place"}.get(
-            plural, plural)
+            plural, plural[:-1])
         out = f"{which}{n} {noun}{within}{among} by {nice_name(q.rank.by)}{conds}"
         if q.rank.per_parent:
             out += " within each state"
         if len(q.measures) > 1:
             out += f" ({what})"
     elif q.op is Op.LIST:
-        single = {"states": "state", "counties": "county", "places": "place"}.get(plural, plural)
+        single = {"states": "state", "counties": "county", "places": "place"}.get(plural, plural[:-1])
         out = f"{what} of {'every ' + single if not conds else plural}{within}{conds}"
     elif q.op is Op.COUNT:
         out = f"number of {plural}{within}{conds}"

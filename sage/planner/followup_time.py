@@ -45,7 +45,8 @@ def time_edit(p: Parse, q: Query, cat: Catalog, measures: list[Measure], masked:
             nominal = re.search(r"\bnominal|not (adjust|correct)|unadjusted|current dollars|as published", p.t)
             return q.edit(change=replace(ch, dollars="nominal" if nominal else "real"))
         lose, gain = LOSE.search(masked), GAIN.search(masked)
-        if (q.geo.is_set or q.geo.among is not None) and bool(lose) != bool(gain):
+        reorder = ABSOLUTE.search(masked) or re.search(r"\b(rank\w*|order\w*|sort\w*) by\b", masked)
+        if (q.geo.is_set or q.geo.among is not None) and bool(lose) != bool(gain) and not reorder:
             # "and which lost the most residents?" after the counties that added the most: the other end of the
             # same change; "which lost people?": the ones that fell
             by = "pct_change" if PERCENT.search(masked) and not ABSOLUTE.search(masked) else "change"

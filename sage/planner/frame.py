@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ..census.semantic import Measure
     from ..types import DisplayHint
-    from .catalog import Catalog, State
+    from .catalog import Catalog, County, State, Unit
     from .parsed import Place
 
 
@@ -72,6 +72,11 @@ class GeoSet:
     place_kind: str = ""
     #: the places of an earlier answer ("which of those ..."): its frame, compiled to the ids of its places
     among: Query | None = None
+    #: rows of a coded level named by their code ("ZIP 78701", "TX-21", "tract 11 in Travis County", "metro
+    #: Atlanta"): the set kept to them
+    units: tuple[Unit, ...] = ()
+    #: the counties a set of tracts is kept to ("the census tracts of Travis County")
+    in_counties: tuple[County, ...] = ()
 
     @property
     def is_set(self) -> bool:
@@ -170,7 +175,8 @@ class Query:
             return {"level": g.level, "places": [place(pl) for pl in g.places], "within": [s.fips for s in g.within],
                     "exclude": sorted(g.exclude), "independent_cities": g.independent_cities,
                     "place_kind": g.place_kind,
-                    "among": g.among.to_dict() if g.among else None}
+                    "among": g.among.to_dict() if g.among else None,
+                    "units": [u.geo_id for u in g.units], "in_counties": [c.geo_id for c in g.in_counties]}
 
         return {
             "op": self.op.value, "measures": [m.name for m in self.measures], "geo": geo(self.geo),
@@ -208,7 +214,21 @@ class Query:
                           exclude=frozenset(d.get("exclude", [])),
                           independent_cities=bool(d.get("independent_cities")),
                           place_kind=d.get("place_kind", ""),
-                          among=cls.from_dict(d["among"], cat) if d.get("among") else None)
+                          among=cls.from_dict(d["among"], cat) if d.get("among") else None,
+                          units=tuple(unit(x) for x in d.get("units", [])),
+                          in_counties=tuple(county(x) for x in d.get("in_counties", [])))
+
+        def unit(geo_id: str) -> Unit:
+            u = cat.unit(geo_id)
+            if u is None:
+                raise KeyError(geo_id)
+            return u
+
+        def county(geo_id: str) -> County:
+            c = next((c for c in cat.counties if c.geo_id == geo_id), None)
+            if c is None:
+                raise KeyError(geo_id)
+            return c
 
         r = data.get("rank")
         rank = None if r is None else Rank(by=measure(r["by"]) if r.get("by") else None,  # type: ignore[arg-type]

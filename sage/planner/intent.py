@@ -33,6 +33,7 @@ from .named import (
 )
 from .parsed import Parse, Place
 from .sets import count_geographies, count_places, counties_per_state, national, set_frame, share_of_parent
+from .units import unit_query
 from .vocabulary import (
     BY_LEVEL,
     COMBINED,
@@ -89,6 +90,8 @@ def _in_period(p: Parse, cat: Catalog, q: Query) -> Query:
 
 
 def _build(p: Parse, cat: Catalog) -> Query:
+    if p.coded is not None:  # a tract, a ZCTA, a district, a metro area (a loaded level)
+        return unit_query(p, cat, *p.coded)
     t = p.t
     masked = mask(t, p.blocked)
     seen: set[str] = set()

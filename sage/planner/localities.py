@@ -356,8 +356,8 @@ def coded_level(p: Parse, cat: Catalog, text: str | None = None) -> tuple[str, s
 
 def coded_level_decline(p: Parse, cat: Catalog, text: str, measures: Sequence[Measure]) -> Decline | None:
     """The answer to a question about a level that has no rows here (ZIP codes, congressional districts, tracts,
-    metro areas): which fetch would load it (kind ``needs_fetch``); for a level that is loaded, that the offline
-    planner reads states, counties and places only.  None when no such level is asked for."""
+    metro areas): which fetch would load it (kind ``needs_fetch``).  None when no such level is asked for, or when
+    it is loaded (:mod:`.units` reads those questions)."""
     found = coded_level(p, cat, text)
     if found is None:
         return None
@@ -367,10 +367,8 @@ def coded_level_decline(p: Parse, cat: Catalog, text: str, measures: Sequence[Me
         f"Which 10 counties{' in ' + p.places[0].state.name if p.places else ''} have the highest {n}?"
         for n in nice] + ["Which 10 counties have the most people?", "How many people live in the US?"]
     what = LEVEL_NAMES[level]
-    if level in cat.levels:
-        return Decline(f"“{asked}”: the offline planner answers questions about states, counties and Census places "
-                       f"(cities, towns, CDPs); {what} are loaded, but only the Claude planner (set ANTHROPIC_API_KEY) "
-                       "reads them — or browse them on the Explore page.", suggestions[:3])
+    if level in cat.levels:  # loaded: :mod:`.units` reads the question
+        return None
     tables = sorted({c.split("_")[0] for m in measures for c in m.codes}) or ["B01003"]
     states = sorted({pl.state.abbr for pl in p.places}) if level in ("cd", "tract") else []
     if district_state:

@@ -98,6 +98,9 @@ class Parse:
     change: bool = False
     dollars: str = ""
     notes: list[str] = field(default_factory=list)
+    #: a level asked for by its code or kind that is loaded ("ZIP 78701", "census tracts"): (level, the words, the
+    #: state of a district code); :mod:`.units` reads the question
+    coded: tuple[str, str, str | None] | None = None
 
     def strong(self) -> list[Mention]:
         """The measures the question names outright (not the weak, implied ones)."""

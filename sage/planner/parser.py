@@ -15,7 +15,7 @@ from ..types import Chunk
 from .bare_names import find_unknown_places
 from .catalog import Catalog, State
 from .declines import Decline, place_suggestions, topic_suggestions
-from .localities import coded_level_decline
+from .localities import coded_level, coded_level_decline
 from .measures import find_measures
 from .parsed import Parse
 from .periods import dollar_words, read_periods
@@ -281,6 +281,11 @@ def check_scope(p: Parse, cat: Catalog, context: str = "") -> None:
             raise Decline(f"the shipped census extract has no data on {gap.topic} (asked: “{mt.group(0)}”).",
                           topic_suggestions(p, cat))
     masked = INDEPENDENT_CITY.sub(lambda m: "_" * len(m.group(0)), masked)
+    found = coded_level(p, cat, masked)
+    if found is not None and found[0] in cat.levels:  # tracts, ZCTAs, districts, metros loaded: read by units.py
+        p.coded = found
+        read_periods(p, cat, context)
+        return
     coded = coded_level_decline(p, cat, masked, [m.measure for m in p.strong()])
     if coded is not None:
         raise coded

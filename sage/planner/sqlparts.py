@@ -122,7 +122,13 @@ def set_filters(geo: GeoSet, alias: str = "g", ids_of: Callable[[Query], str] | 
         out.append(state_filter(geo.within, alias))
     if geo.places:
         out.append(place_filter(geo.places, level, alias))
-    ex = exclude_filter(geo.exclude, alias) if not geo.within else None
+    if geo.units:  # "ZIP 78701", "TX-21": by their GEO_IDs, exactly
+        ids = [sql_str(u.geo_id) for u in geo.units]
+        out.append(f"{alias}.geo_id = {ids[0]}" if len(ids) == 1 else f"{alias}.geo_id IN ({', '.join(ids)})")
+    if geo.in_counties:  # the tracts of a county: its state and county codes
+        pairs = ", ".join(f"({sql_str(c.geo_id[-5:-3])}, {sql_str(c.geo_id[-3:])})" for c in geo.in_counties)
+        out.append(f"({alias}.state_fips, {alias}.county_fips) IN ({pairs})")
+    ex = exclude_filter(geo.exclude, alias) if not geo.within and level not in ("cbsa", "zcta", "nation") else None
     if ex:
         out.append(ex)
     if geo.independent_cities:
