@@ -10,9 +10,10 @@ Choices, and why:
   combined with extended thinking).  A refused, cut-off or empty reply is caught before it is parsed
   (:func:`unusable_reply`, a client middleware), and one that does not validate (a server that ignores the format)
   becomes a ``bad_answer`` :class:`PlanningError` too, never a crash.
-* **Prompt caching**: the system prompt and the worked examples are the same for every question, so they go in
-  the ``system`` blocks with ``cache_control: ephemeral`` on the last one; only the retrieved context, the failed
-  attempts and the question (the user message) change.
+* **Prompt caching**: the system prompt (:mod:`sage.planner.prompt`) and the worked examples
+  (:mod:`sage.planner.examples`) are the same for every question, so they go in the ``system`` blocks with
+  ``cache_control: ephemeral`` on the last one; only the per-question message (:mod:`sage.planner.message`: the
+  retrieved context, the failed attempts and the question) changes.
 * **The SDK does transport**: its own retries (``SAGE_CLAUDE_MAX_RETRIES``, default 2, so at most three requests)
   on 408, 409, 429, 5xx, 529 and connection errors, with ``settings.claude_timeout_s`` per try.  Between tries it
   waits 0.5 s, then 1 s, 2 s ... (at most 8 s, less up to a quarter for jitter), or what the API's
@@ -44,7 +45,10 @@ from ..errors import ErrorKind, PlanningError
 from ..settings import Settings
 from ..types import DISPLAY_HINTS, READ_AS, Chunk, DisplayHint
 from .base import Attempt, Plan, PriorTurn
-from .prompt import FEW_SHOT_EXAMPLES, SYSTEM_PROMPT, build_user_message, format_examples, is_internal
+from .blocks import is_internal
+from .examples import FEW_SHOT_EXAMPLES, format_examples
+from .message import build_user_message
+from .prompt import SYSTEM_PROMPT
 
 log = logging.getLogger(__name__)
 
