@@ -26,8 +26,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from sage.errors import SageError  # noqa: E402
 from sage.planner.base import Attempt  # noqa: E402
-from sage.planner.claude import PLAN_SCHEMA, system_blocks  # noqa: E402
-from sage.planner.prompt import build_user_message, format_places  # noqa: E402
+from sage.planner.blocks import format_places  # noqa: E402
+from sage.planner.claude import system_blocks  # noqa: E402
+from sage.planner.message import build_user_message  # noqa: E402
+from sage.planner.plan_model import PLAN_SCHEMA  # noqa: E402
 from sage.settings import load_settings  # noqa: E402
 
 #: typical questions of each kind (written for this benchmark; not from any eval set)

@@ -94,7 +94,7 @@ def wired(settings, monkeypatch):
 
 
 def _example(question_start: str):
-    from sage.planner.prompt import FEW_SHOT_EXAMPLES
+    from sage.planner.examples import FEW_SHOT_EXAMPLES
 
     return next((q, p) for q, p in FEW_SHOT_EXAMPLES if q.startswith(question_start))
 

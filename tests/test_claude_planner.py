@@ -16,8 +16,10 @@ import pytest
 
 from sage.errors import PlanningError
 from sage.planner.base import Attempt, Planner
-from sage.planner.claude import PLAN_SCHEMA, ClaudePlanner, PlanModel
-from sage.planner.prompt import FEW_SHOT_EXAMPLES, SYSTEM_PROMPT
+from sage.planner.claude import ClaudePlanner
+from sage.planner.examples import FEW_SHOT_EXAMPLES
+from sage.planner.plan_model import PLAN_SCHEMA, PlanModel
+from sage.planner.prompt import SYSTEM_PROMPT
 from sage.planner.resolve import Grounding, Reading, Resolved
 from sage.settings import load_settings
 from sage.types import Chunk

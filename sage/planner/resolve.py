@@ -8,7 +8,7 @@ The reading is the offline planner's own (:func:`~.places.find_places`, :mod:`.l
 
 :func:`resolve_places` reads the places; :func:`ground` adds what the data holds around them (the levels with rows,
 every variable's periods).  Both read the cached :class:`~.catalog.Catalog` only: no query of their own.  What they
-return is data for the prompt (:func:`sage.planner.prompt.format_places`), never instructions.
+return is data for the prompt (:func:`sage.planner.blocks.format_places`), never instructions.
 """
 
 from __future__ import annotations
