@@ -14,7 +14,7 @@ Example:
     ('bar', 'bar')
 """
 
-from .builders import ChartSpec, Metric, build
+from .builders import build
 from .shape import (
     RELIABILITY_NOTE,
     change_of,
@@ -27,6 +27,7 @@ from .shape import (
     unit_for_variable,
     unit_of,
 )
+from .spec import ChartSpec, Metric
 
 __all__ = ["RELIABILITY_NOTE", "ChartSpec", "Metric", "build", "change_of", "dollar_basis", "format_value", "humanize",
            "reliability_text", "table_frame", "to_frame", "unit_for_variable", "unit_of"]
