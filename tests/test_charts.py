@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 
 from sage import charts
-from sage.charts.builders import INSIDE_LABEL_SHARE, NO_DATA_COLOR
+from sage.charts.bars import INSIDE_LABEL_SHARE
+from sage.charts.builders import NO_DATA_COLOR
 
 STATES = [
     ["0400000US06", "California", 39_242_785],
