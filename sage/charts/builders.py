@@ -1,42 +1,26 @@
-"""The chart builders: what can really be drawn for a result and a display hint, as Altair charts or metrics.
+"""The chart builders: which display fits a result and a display hint, and what to show instead when it does not.
 
 :func:`build` is the entry (``sage.charts.build``); each hint has a builder that falls back to the closest thing the
-columns fit, and says why in ``ChartSpec.fallback_reason``.
+columns fit, and says why in ``ChartSpec.fallback_reason``.  The builders only decide; the drawings are in
+:mod:`.bars` (ranked and grouped bars), :mod:`.change` (a change between periods, a difference of places) and
+:mod:`.maps` (choropleths and place points), and what they hand back in :mod:`.spec`.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any, Final
+from typing import Any
 
 import altair as alt
 import pandas as pd
 
 from ..types import DISPLAY_HINTS
 from .bars import _bar_chart, _grouped_chart, _order, _series
-from .geo import (
-    LEVEL_PLURALS,
-    UNMAPPED_LEVELS,
-    fips_codes,
-    place_points,
-    result_level,
-)
+from .change import _change_numbers, _change_panels, _difference, _ranked_by
+from .geo import LEVEL_PLURALS, UNMAPPED_LEVELS, fips_codes, place_points, result_level
 from .maps import _choropleth, _dot_map
-from .shape import (
-    MAX_SERIES,
-    Change,
-    Difference,
-    Shape,
-    analyse,
-    change_of,
-    d3_format,
-    difference_of,
-    humanize,
-    to_frame,
-    unit_of,
-)
+from .shape import MAX_SERIES, Change, Shape, analyse, change_of, difference_of, humanize, to_frame, unit_of
 from .spec import ChartSpec, _metric, _place_of_row, _plot_frame
 
 #: beyond this many places a ranked bar chart stops being readable (51 states + DC + PR still fit)
@@ -45,10 +29,6 @@ MAX_BARS = 60
 MAX_GROUPED = 30
 #: metrics in a stat row
 MAX_STATROW = 4
-
-
-#: the earlier and the later period of a change (a light and a dark blue)
-PERIOD_COLORS: Final = ("#93c5fd", "#1d4ed8")
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -215,12 +195,7 @@ def _change(shape: Shape, ch: Change, hint: str, title: str | None) -> ChartSpec
     frame, n = shape.frame, len(shape.frame)
     note = f"{humanize(ch.measure)}, {ch.earlier} → {ch.later}"
     if n == 1:
-        where = _place_of_row(shape, 0)
-        metrics = [_metric(shape, ch.earlier_col, 0, ch.earlier), _metric(shape, ch.later_col, 0, ch.later),
-                   _metric(shape, ch.change, 0, "Change", signed=True)]
-        if ch.pct:
-            metrics.append(_metric(shape, ch.pct, 0, "Percent change", signed=True))
-        return ChartSpec("statrow", hint, metrics=metrics, note=f"{note} · {where}" if where else note)
+        return _change_numbers(shape, ch, hint, note)
     if shape.label is None:
         return ChartSpec("table", hint, fallback_reason="No column names the rows, so there is nothing to label.")
     ranked = _ranked_by(frame, [c for c in (ch.change, ch.pct) if c])  # the change, or the percent change
@@ -233,61 +208,7 @@ def _change(shape: Shape, ch: Change, hint: str, title: str | None) -> ChartSpec
                                       "periods are in the table.", fallback_reason=spec.fallback_reason or reason)
         if n > MAX_BARS:
             return ChartSpec("table", hint, fallback_reason=f"{n:,} rows are too many for a chart: showing the table.")
-    data, fields = _plot_frame(focused, [ranked, ch.earlier_col, ch.later_col])
-    order = _order(data, "v0")
-    panels = [
-        _dumbbell(data, fields[ch.earlier_col], fields[ch.later_col], ch, shape.units[ch.earlier_col],
-                  shape.label_title, order),
-        _bar_chart(data, "v0", f"{humanize(ranked)}, {ch.earlier} → {ch.later}", shape.label_title,
-                   shape.units[ranked], has_moe=ranked in shape.moe, title=None, axis_labels=False,
-                   sort=order).properties(width=260),
-    ]
-    chart = alt.hconcat(*panels, spacing=10).resolve_scale(color="independent")
-    if title:
-        chart = chart.properties(title=title)
-    return ChartSpec("bar", hint, chart=chart, note=note, wide=True)
-
-
-def _ranked_by(frame: pd.DataFrame, columns: list[str]) -> str:
-    """The column the rows are sorted by (a ranking by change, or by percent change), else the first."""
-    for c in columns:
-        values = [float(v) for v in frame[c] if v is not None and not math.isnan(v)]
-        if len(values) > 1 and len(set(values)) > 1 and values in (sorted(values), sorted(values, reverse=True)):
-            return c
-    return columns[0]
-
-
-def _dumbbell(data: pd.DataFrame, early: str, late: str, ch: Change, unit: str, label_title: str,
-              order: list[str]) -> alt.LayerChart | alt.FacetChart:
-    """Each place's two periods as two dots joined by a line: where it was, where it is."""
-    fmt = d3_format(unit, pd.concat([data[early], data[late]]))
-    periods = [ch.earlier, ch.later]
-    long = pd.concat([pd.DataFrame({"place": data["place"], "period": p, "value": data[f]})
-                      for p, f in ((ch.earlier, early), (ch.later, late))], ignore_index=True)
-    y = alt.Y("place:N", sort=order, title=None, axis=alt.Axis(labelLimit=220, ticks=False, domain=False,
-                                                              labelFontSize=12))
-    x_title = humanize(ch.measure)  # the periods are the legend's
-    x = alt.X("value:Q", title=x_title, scale=alt.Scale(zero=False),
-              axis=alt.Axis(format=fmt, grid=True, tickCount=4, titleLimit=300))
-    line = alt.Chart(data).mark_rule(color="#9ca3af", strokeWidth=2).encode(
-        y=y, x=alt.X(f"{early}:Q"), x2=alt.X2(late))
-    dots = alt.Chart(long).mark_circle(size=90, opacity=1).encode(
-        y=y, x=x,
-        color=alt.Color("period:N", sort=periods, title=None,
-                        scale=alt.Scale(domain=periods, range=list(PERIOD_COLORS)), legend=alt.Legend(orient="top")),
-        tooltip=[alt.Tooltip("place:N", title=label_title or "Place"), alt.Tooltip("period:N", title="Period"),
-                 alt.Tooltip("value:Q", title=humanize(ch.measure), format=fmt)],
-    )
-    return alt.layer(line, dots).properties(width=320, height=max(150, 32 * len(data)))
-
-
-def _difference(shape: Shape, d: Difference, hint: str) -> ChartSpec:
-    """Two places and how far apart they are: each value with its margin, then the difference with its own."""
-    frame = shape.frame
-    first, second = str(frame["first_place"].iloc[0]), str(frame["second_place"].iloc[0])
-    metrics = [_metric(shape, d.first_col, 0, first), _metric(shape, d.second_col, 0, second),
-               _metric(shape, "difference", 0, "Difference", signed=True)]
-    return ChartSpec("statrow", hint, metrics=metrics, note=humanize(d.measure))
+    return _change_panels(shape, focused, ch, ranked, hint, title, note)
 
 
 def _can_map(frame: pd.DataFrame) -> bool:
