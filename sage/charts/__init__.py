@@ -6,7 +6,8 @@ numeric column becomes a table, a map without FIPS codes becomes a bar chart, "o
 ranking.  Everything here is pure (no Streamlit, no database): charts are data, tested through ``chart.to_dict()``.
 
 The package: :mod:`.shape` reads what a result holds (units, formats, labels, margins), :mod:`.geo` places it on
-the shipped maps, :mod:`.builders` draws it.
+the shipped maps, :mod:`.builders` decides what to draw, :mod:`.bars`, :mod:`.change` and :mod:`.maps` draw it, and
+:mod:`.spec` holds what they hand back (``ChartSpec``, ``Metric``) and the frame they all plot.
 
 Example:
     >>> spec = build(["state_name", "population"], [["Texas", 30_000_000], ["Ohio", 11_800_000]], "bar")
