@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 
 from sage import charts
-from sage.charts.builders import INSIDE_LABEL_SHARE, NO_DATA_COLOR
+from sage.charts.bars import INSIDE_LABEL_SHARE
+from sage.charts.maps import NO_DATA_COLOR
 
 STATES = [
     ["0400000US06", "California", 39_242_785],
@@ -297,7 +298,7 @@ def test_skewed_counts_get_colour_classes_whose_legend_labels_cannot_overlap():
 
 
 def test_class_labels_by_unit():
-    from sage.charts.builders import _classes
+    from sage.charts.maps import _classes
 
     values = pd.Series([10_000.0 * i for i in range(1, 40)] + [5_000_000.0])
     _breaks, labels = _classes(values, "dollars")

@@ -6,7 +6,8 @@ numeric column becomes a table, a map without FIPS codes becomes a bar chart, "o
 ranking.  Everything here is pure (no Streamlit, no database): charts are data, tested through ``chart.to_dict()``.
 
 The package: :mod:`.shape` reads what a result holds (units, formats, labels, margins), :mod:`.geo` places it on
-the shipped maps, :mod:`.builders` draws it.
+the shipped maps, :mod:`.builders` decides what to draw, :mod:`.bars`, :mod:`.change` and :mod:`.maps` draw it, and
+:mod:`.spec` holds what they hand back (``ChartSpec``, ``Metric``) and the frame they all plot.
 
 Example:
     >>> spec = build(["state_name", "population"], [["Texas", 30_000_000], ["Ohio", 11_800_000]], "bar")
@@ -14,7 +15,7 @@ Example:
     ('bar', 'bar')
 """
 
-from .builders import ChartSpec, Metric, build
+from .builders import build
 from .shape import (
     RELIABILITY_NOTE,
     change_of,
@@ -27,6 +28,7 @@ from .shape import (
     unit_for_variable,
     unit_of,
 )
+from .spec import ChartSpec, Metric
 
 __all__ = ["RELIABILITY_NOTE", "ChartSpec", "Metric", "build", "change_of", "dollar_basis", "format_value", "humanize",
            "reliability_text", "table_frame", "to_frame", "unit_for_variable", "unit_of"]

@@ -1,51 +1,27 @@
-"""The chart builders: what can really be drawn for a result and a display hint, as Altair charts or metrics.
+"""The chart builders: which display fits a result and a display hint, and what to show instead when it does not.
 
 :func:`build` is the entry (``sage.charts.build``); each hint has a builder that falls back to the closest thing the
-columns fit, and says why in ``ChartSpec.fallback_reason``.
+columns fit, and says why in ``ChartSpec.fallback_reason``.  The builders only decide; the drawings are in
+:mod:`.bars` (ranked and grouped bars), :mod:`.change` (a change between periods, a difference of places) and
+:mod:`.maps` (choropleths and place points), and what they hand back in :mod:`.spec`.
 """
 
 from __future__ import annotations
 
-import bisect
-import itertools
-import math
-import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any, Final
+from dataclasses import replace
+from typing import Any
 
 import altair as alt
 import pandas as pd
 
-from .. import stats
 from ..types import DISPLAY_HINTS
-from .geo import (
-    LEVEL_PLURALS,
-    UNMAPPED_LEVELS,
-    feature_ids,
-    fips_codes,
-    inline_topology,
-    place_points,
-    result_level,
-    subset_topology,
-    topology,
-)
-from .shape import (
-    MAX_SERIES,
-    Change,
-    Difference,
-    Shape,
-    analyse,
-    change_of,
-    d3_format,
-    difference_of,
-    format_value,
-    humanize,
-    is_estimate,
-    reliability_text,
-    to_frame,
-    unit_of,
-)
+from .bars import _bar_chart, _grouped_chart, _order, _series
+from .change import _change_numbers, _change_panels, _difference, _ranked_by
+from .geo import LEVEL_PLURALS, UNMAPPED_LEVELS, fips_codes, place_points, result_level
+from .maps import _choropleth, _dot_map
+from .shape import MAX_SERIES, Change, Shape, analyse, change_of, difference_of, humanize, to_frame, unit_of
+from .spec import ChartSpec, _metric, _place_of_row, _plot_frame
 
 #: beyond this many places a ranked bar chart stops being readable (51 states + DC + PR still fit)
 MAX_BARS = 60
@@ -53,59 +29,6 @@ MAX_BARS = 60
 MAX_GROUPED = 30
 #: metrics in a stat row
 MAX_STATROW = 4
-
-#: bars at least this share of the longest carry their value label inside
-INSIDE_LABEL_SHARE = 0.55
-
-#: a county map of at most this many states zooms to them
-MAX_ZOOM_STATES = 3
-
-#: a tooltip's name for :func:`~sage.charts.shape.reliability_text` (``high (CV 1.1%)``)
-RELIABILITY_TITLE: Final = "Reliability (CV, Esri bands)"
-#: whiskers of the 90% interval (value ± margin of error) on bars
-WHISKER_COLOR: Final = "#1f2937"
-#: the earlier and the later period of a change (a light and a dark blue)
-PERIOD_COLORS: Final = ("#93c5fd", "#1d4ed8")
-
-#: the colour of places with no value on a map (bars take the theme's first chart colour)
-NO_DATA_COLOR = "#e4e7ec"
-MAP_SCHEME: Final = "blues"
-#: losses red, gains blue
-DIVERGING_SCHEME: Final = "redblue"
-
-
-@dataclass(frozen=True)
-class Metric:
-    """One number for ``st.metric``: a label, the formatted value, the margin of error text (or None) and, for an
-    estimate with a margin, its reliability (``"high reliability (CV 1.1%, Esri convention)"``)."""
-
-    label: str
-    value: str
-    moe: str | None = None
-    raw: float | None = None
-    reliability: str | None = None
-
-
-@dataclass(frozen=True)
-class ChartSpec:
-    """What to draw for a result.
-
-    ``kind`` is what will be drawn (one of :data:`~sage.types.DISPLAY_HINTS`), ``hint`` what the planner asked
-    for; when they differ, ``fallback_reason`` says why in words a user can read.  ``chart`` is an Altair chart for
-    bar/grouped/map, ``metrics`` the numbers for big/statrow.  ``note`` carries remarks that are not a fallback (a
-    measure left out of a map, places the map cannot draw).  ``alternate`` is another view of the same rows worth
-    offering beside it (the point map of the Census places a bar chart ranks).  ``wide`` says the chart is panels
-    side by side that need the card's full width.
-    """
-
-    kind: str
-    hint: str
-    chart: Any = None
-    metrics: list[Metric] = field(default_factory=list)
-    fallback_reason: str | None = None
-    note: str | None = None
-    alternate: ChartSpec | None = None
-    wide: bool = False
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -187,69 +110,6 @@ def _numbers(shape: Shape, hint: str, title: str | None) -> ChartSpec:
     return ChartSpec("table", hint, fallback_reason=reason + ": showing the table.")
 
 
-def _metric(shape: Shape, m: str, i: int, label: str, *, signed: bool = False) -> Metric:
-    raw = shape.frame[m].iloc[i]
-    raw = None if raw is None or (isinstance(raw, float) and math.isnan(raw)) else float(raw)
-    unit, fraction = shape.units[m], shape.fractions[m]
-    moe_text = reliability = None
-    if m in shape.moe:
-        moe = shape.frame[shape.moe[m]].iloc[i]
-        if moe is not None and not (isinstance(moe, float) and math.isnan(moe)):
-            moe_text = "± " + format_value(float(moe), unit, fraction=fraction)
-            if is_estimate(m) and not signed:
-                reliability = stats.reliability_label(raw, float(moe))
-    value = format_value(raw, unit, fraction=fraction)
-    if signed and raw is not None and raw > 0:
-        value = "+" + value
-    return Metric(label=label, value=value, moe=moe_text, raw=raw, reliability=reliability)
-
-
-def _place_of_row(shape: Shape, i: int) -> str | None:
-    if shape.label is None or shape.label in shape.measures:
-        return None
-    value = shape.frame[shape.label].iloc[i]
-    return str(value) if value is not None else None
-
-
-def _plot_frame(shape: Shape, measures: list[str]) -> tuple[pd.DataFrame, dict[str, str]]:
-    """A frame with safe field names (``place``, ``v0``, ``v0_low``...) for Vega-Lite, percentages as fractions.
-
-    Vega-Lite reads dots and brackets in field names as paths, so result column names never reach the spec.
-    """
-    frame = shape.frame
-    labels = [str(v) if v is not None else "(none)" for v in frame[shape.label]]
-    labels = _dedupe_labels(labels)
-    out = pd.DataFrame({"place": labels})
-    fields: dict[str, str] = {}
-    for i, m in enumerate(measures):
-        f = f"v{i}"
-        fields[m] = f
-        scale = 0.01 if shape.units[m] == "percent" and not shape.fractions[m] else 1.0
-        out[f] = frame[m].astype(float) * scale
-        if m in shape.moe:
-            moe = frame[shape.moe[m]].astype(float) * scale
-            out[f + "_moe"] = moe
-            out[f + "_low"] = out[f] - moe
-            out[f + "_high"] = out[f] + moe
-            if is_estimate(m):
-                out[f + "_rel"] = [reliability_text(x, e) for x, e in zip(frame[m], frame[shape.moe[m]], strict=True)]
-    if shape.series:
-        out["series"] = [str(v) for v in frame[shape.series]]
-    return out, fields
-
-
-def _dedupe_labels(labels: list[str]) -> list[str]:
-    """Two rows with one label would draw as one bar: number the repeats."""
-    if len(set(labels)) == len(labels):
-        return labels
-    seen: dict[str, int] = {}
-    out = []
-    for label in labels:
-        seen[label] = seen.get(label, 0) + 1
-        out.append(label if seen[label] == 1 else f"{label} ({seen[label]})")
-    return out
-
-
 def _bar(shape: Shape, hint: str, title: str | None) -> ChartSpec:
     """One measure ranked across places: horizontal bars, sorted, value labels, tooltips, error bars."""
     n = len(shape.frame)
@@ -274,64 +134,6 @@ def _bar(shape: Shape, hint: str, title: str | None) -> ChartSpec:
     alternate = _point_map(shape, hint, title) if result_level(shape.frame) == "place" else None
     return ChartSpec("bar", hint, chart=chart, note=note,
                      alternate=alternate if alternate is not None and alternate.kind == "map" else None)
-
-
-def _order(data: pd.DataFrame, field_name: str) -> list[str]:
-    """Places in ranking order: the query's own order when it is ascending (a "bottom 5"), else largest first."""
-    values = data[field_name].tolist()
-    clean = [v for v in values if v is not None and not math.isnan(v)]
-    ascending = len(clean) > 1 and clean == sorted(clean) and clean != sorted(clean, reverse=True)
-    ordered = data.sort_values(field_name, ascending=ascending, na_position="last", kind="stable")
-    return ordered["place"].tolist()
-
-
-def _bar_chart(
-    data: pd.DataFrame, f: str, measure_title: str, label_title: str, unit: str, *, has_moe: bool, title: str | None,
-    axis_labels: bool = True, sort: list[str] | None = None,
-) -> alt.LayerChart | alt.FacetChart:
-    """Horizontal bars with their values written on them.
-
-    Long bars carry their value inside (white, at the end), short ones just after it, so the labels fit however
-    narrow the column is; with margins of error the values sit after the whiskers instead.
-    """
-    fmt = d3_format(unit, data[f])
-    order = sort or _order(data, f)
-    high = data[f + "_high"] if has_moe else data[f]
-    top = float(pd.concat([high, data[f]]).max())
-    low = data[f + "_low"] if has_moe else data[f]
-    bottom = float(min(0.0, data[f].min(), low.min()))  # a whisker may reach below zero (a change, a small count)
-    bottom = bottom * 1.1 if bottom < 0 else bottom
-    domain_max = top * (1.3 if has_moe else 1.04) if top > 0 else 0.0
-    y = alt.Y("place:N", sort=order, title=None,
-              axis=alt.Axis(labelLimit=260, ticks=False, domain=False, labelFontSize=12) if axis_labels else None)
-    x = alt.X(f"{f}:Q", title=measure_title,
-              scale=alt.Scale(domain=[bottom, domain_max], nice=False),
-              axis=alt.Axis(format=fmt, grid=True, tickCount=5, titleLimit=420))
-    tooltip = [alt.Tooltip("place:N", title=label_title or "Place"),
-               alt.Tooltip(f"{f}:Q", title=measure_title, format=fmt)]
-    if has_moe:
-        tooltip.append(alt.Tooltip(f"{f}_moe:Q", title="Margin of error (90%)", format=fmt))
-        if f + "_rel" in data.columns:
-            tooltip.append(alt.Tooltip(f"{f}_rel:N", title=RELIABILITY_TITLE))
-    base = alt.Chart(data).encode(y=y, tooltip=tooltip)
-    text = alt.Text(f"{f}:Q", format=fmt)
-    layers = [base.mark_bar(cornerRadiusEnd=3, height={"band": 0.72}).encode(x=x)]
-    if has_moe:
-        layers.append(base.mark_rule(color=WHISKER_COLOR, strokeWidth=1.5, opacity=0.7).encode(
-            x=alt.X(f"{f}_low:Q"), x2=alt.X2(f"{f}_high")))
-        layers.append(base.mark_text(align="left", baseline="middle", dx=5, fontSize=12).encode(
-            x=alt.X(f"{f}_high:Q"), text=text))
-    else:
-        inside = f"datum.{f} >= {INSIDE_LABEL_SHARE} * {top!r}" if top > 0 else "false"
-        layers.append(base.mark_text(align="right", baseline="middle", dx=-5, fontSize=12, color="white",
-                                     fontWeight="bold").encode(x=alt.X(f"{f}:Q"), text=text)
-                      .transform_filter(inside))
-        layers.append(base.mark_text(align="left", baseline="middle", dx=5, fontSize=12).encode(
-            x=alt.X(f"{f}:Q"), text=text).transform_filter(f"!({inside})"))
-    chart = alt.layer(*layers).properties(height=max(150, 32 * len(data)))
-    if title:
-        chart = chart.properties(title=title)
-    return chart
 
 
 def _grouped(shape: Shape, hint: str, title: str | None) -> ChartSpec:
@@ -382,49 +184,6 @@ def _grouped(shape: Shape, hint: str, title: str | None) -> ChartSpec:
     return ChartSpec("grouped", hint, chart=chart, note=note, wide=True)
 
 
-def _series(data: pd.DataFrame, f: str, name: str, has_moe: bool) -> pd.DataFrame:
-    """One measure of a grouped chart in long form: place, series, value (and its interval when it has one)."""
-    out = pd.DataFrame({"place": data["place"], "series": name, "value": data[f]})
-    if has_moe:
-        out["moe"], out["low"], out["high"] = data[f + "_moe"], data[f + "_low"], data[f + "_high"]
-    return out
-
-
-def _grouped_chart(long: pd.DataFrame, unit: str, label_title: str, value_title: str | None, title: str | None,
-                   order: list[str] | None = None) -> alt.LayerChart | alt.FacetChart:
-    """Bars side by side per place, one colour per series; with margins of error, a whisker on each bar."""
-    fmt = d3_format(unit, long["value"])
-    if order is None:
-        totals = long.groupby("place", sort=False)["value"].max().sort_values(ascending=False)
-        order = totals.index.tolist()
-    series_order = list(dict.fromkeys(long["series"]))
-    has_moe = "low" in long.columns and bool(long["low"].notna().any())
-    tooltip = [
-        alt.Tooltip("place:N", title=label_title or "Place"),
-        alt.Tooltip("series:N", title="Series"),
-        alt.Tooltip("value:Q", title=value_title or "Value", format=fmt),
-    ]
-    if has_moe:
-        tooltip.append(alt.Tooltip("moe:Q", title="Margin of error (90%)", format=fmt))
-    base = alt.Chart(long).encode(
-        y=alt.Y("place:N", sort=order, title=None, axis=alt.Axis(labelLimit=260, ticks=False, domain=False)),
-        yOffset=alt.YOffset("series:N", sort=series_order),
-        tooltip=tooltip,
-    )
-    bars = base.mark_bar(cornerRadiusEnd=2).encode(
-        x=alt.X("value:Q", title=value_title, axis=alt.Axis(format=fmt, grid=True, tickCount=5)),
-        color=alt.Color("series:N", sort=series_order, title=None, legend=alt.Legend(orient="top")),
-    )
-    layers: list[alt.Chart] = [bars]
-    if has_moe:
-        layers.append(base.mark_rule(color=WHISKER_COLOR, strokeWidth=1.5, opacity=0.7).encode(
-            x=alt.X("low:Q"), x2=alt.X2("high")))
-    chart = alt.layer(*layers).properties(height=max(120, 18 * len(long) + 12 * len(order)))
-    if title:
-        chart = chart.properties(title=title)
-    return chart
-
-
 # --------------------------------------------------------------------------------------------------------------
 # a change between two periods, the difference of two places
 
@@ -436,12 +195,7 @@ def _change(shape: Shape, ch: Change, hint: str, title: str | None) -> ChartSpec
     frame, n = shape.frame, len(shape.frame)
     note = f"{humanize(ch.measure)}, {ch.earlier} → {ch.later}"
     if n == 1:
-        where = _place_of_row(shape, 0)
-        metrics = [_metric(shape, ch.earlier_col, 0, ch.earlier), _metric(shape, ch.later_col, 0, ch.later),
-                   _metric(shape, ch.change, 0, "Change", signed=True)]
-        if ch.pct:
-            metrics.append(_metric(shape, ch.pct, 0, "Percent change", signed=True))
-        return ChartSpec("statrow", hint, metrics=metrics, note=f"{note} · {where}" if where else note)
+        return _change_numbers(shape, ch, hint, note)
     if shape.label is None:
         return ChartSpec("table", hint, fallback_reason="No column names the rows, so there is nothing to label.")
     ranked = _ranked_by(frame, [c for c in (ch.change, ch.pct) if c])  # the change, or the percent change
@@ -454,61 +208,7 @@ def _change(shape: Shape, ch: Change, hint: str, title: str | None) -> ChartSpec
                                       "periods are in the table.", fallback_reason=spec.fallback_reason or reason)
         if n > MAX_BARS:
             return ChartSpec("table", hint, fallback_reason=f"{n:,} rows are too many for a chart: showing the table.")
-    data, fields = _plot_frame(focused, [ranked, ch.earlier_col, ch.later_col])
-    order = _order(data, "v0")
-    panels = [
-        _dumbbell(data, fields[ch.earlier_col], fields[ch.later_col], ch, shape.units[ch.earlier_col],
-                  shape.label_title, order),
-        _bar_chart(data, "v0", f"{humanize(ranked)}, {ch.earlier} → {ch.later}", shape.label_title,
-                   shape.units[ranked], has_moe=ranked in shape.moe, title=None, axis_labels=False,
-                   sort=order).properties(width=260),
-    ]
-    chart = alt.hconcat(*panels, spacing=10).resolve_scale(color="independent")
-    if title:
-        chart = chart.properties(title=title)
-    return ChartSpec("bar", hint, chart=chart, note=note, wide=True)
-
-
-def _ranked_by(frame: pd.DataFrame, columns: list[str]) -> str:
-    """The column the rows are sorted by (a ranking by change, or by percent change), else the first."""
-    for c in columns:
-        values = [float(v) for v in frame[c] if v is not None and not math.isnan(v)]
-        if len(values) > 1 and len(set(values)) > 1 and values in (sorted(values), sorted(values, reverse=True)):
-            return c
-    return columns[0]
-
-
-def _dumbbell(data: pd.DataFrame, early: str, late: str, ch: Change, unit: str, label_title: str,
-              order: list[str]) -> alt.LayerChart | alt.FacetChart:
-    """Each place's two periods as two dots joined by a line: where it was, where it is."""
-    fmt = d3_format(unit, pd.concat([data[early], data[late]]))
-    periods = [ch.earlier, ch.later]
-    long = pd.concat([pd.DataFrame({"place": data["place"], "period": p, "value": data[f]})
-                      for p, f in ((ch.earlier, early), (ch.later, late))], ignore_index=True)
-    y = alt.Y("place:N", sort=order, title=None, axis=alt.Axis(labelLimit=220, ticks=False, domain=False,
-                                                              labelFontSize=12))
-    x_title = humanize(ch.measure)  # the periods are the legend's
-    x = alt.X("value:Q", title=x_title, scale=alt.Scale(zero=False),
-              axis=alt.Axis(format=fmt, grid=True, tickCount=4, titleLimit=300))
-    line = alt.Chart(data).mark_rule(color="#9ca3af", strokeWidth=2).encode(
-        y=y, x=alt.X(f"{early}:Q"), x2=alt.X2(late))
-    dots = alt.Chart(long).mark_circle(size=90, opacity=1).encode(
-        y=y, x=x,
-        color=alt.Color("period:N", sort=periods, title=None,
-                        scale=alt.Scale(domain=periods, range=list(PERIOD_COLORS)), legend=alt.Legend(orient="top")),
-        tooltip=[alt.Tooltip("place:N", title=label_title or "Place"), alt.Tooltip("period:N", title="Period"),
-                 alt.Tooltip("value:Q", title=humanize(ch.measure), format=fmt)],
-    )
-    return alt.layer(line, dots).properties(width=320, height=max(150, 32 * len(data)))
-
-
-def _difference(shape: Shape, d: Difference, hint: str) -> ChartSpec:
-    """Two places and how far apart they are: each value with its margin, then the difference with its own."""
-    frame = shape.frame
-    first, second = str(frame["first_place"].iloc[0]), str(frame["second_place"].iloc[0])
-    metrics = [_metric(shape, d.first_col, 0, first), _metric(shape, d.second_col, 0, second),
-               _metric(shape, "difference", 0, "Difference", signed=True)]
-    return ChartSpec("statrow", hint, metrics=metrics, note=humanize(d.measure))
+    return _change_panels(shape, focused, ch, ranked, hint, title, note)
 
 
 def _can_map(frame: pd.DataFrame) -> bool:
@@ -546,50 +246,7 @@ def _map(shape: Shape, hint: str, title: str | None) -> ChartSpec:
         return _no_map(shape, hint, title, "The result has no FIPS code or GEOID to place it on a map")
     if n == 1:
         return _fallback(_numbers(shape, hint, title), "A map of a single place says little: showing the number.")
-    m = shape.measures[0]
-    notes = []
-    if len(shape.measures) > 1:
-        notes.append(f"Mapped {humanize(m)}; the other columns are in the table.")
-    if shape.label is None:
-        shape.frame["place"] = codes
-        shape.label, shape.label_title = "place", "FIPS"
-    data, fields = _plot_frame(shape, [m])
-    data["fips"] = codes
-    data = data[data["fips"].notna()].drop_duplicates("fips")
-    file, obj = ("states-albers-10m.json", "states") if level == "state" else ("counties-albers-10m.json", "counties")
-    missing = sorted(set(data["fips"]) - feature_ids(file, obj))
-    if missing:
-        notes.append(f"{len(missing)} place(s) are not on this map (Puerto Rico and the island areas are not drawn).")
-    fmt = d3_format(shape.units[m], data["v0"])
-    values = data["v0"].dropna()
-    skewed = len(values) > 8 and values.min() >= 0 and values.median() > 0 and values.max() / values.median() > 6
-    classes = _classes(values, shape.units[m]) if skewed else None
-    if classes is not None:
-        breaks, labels = classes
-        data["cls"] = [_class_of(v, breaks, labels) for v in data["v0"]]
-    topo = topology(file)
-    fields_out = ["place", "v0"] + [c for c in ("v0_moe", "v0_rel", "cls") if c in data.columns]
-    tooltip = _map_tooltip(data, shape.label_title, humanize(m), fmt)
-    # The shipped *-albers-10m files are already projected to screen coordinates (y grows downwards), so the
-    # identity projection draws them as they are; reflectY would turn the country upside down.
-    # Vega-Lite validates the spec once, at to_dict(); validating here too would walk every row again.  State
-    # borders over counties would need a second topology in a layer, which Altair deep-copies on every call
-    # (0.1-0.3 s), so counties keep thin white borders instead.
-    states = tuple(sorted({c[:2] for c in data["fips"]}))
-    if level == "county" and len(states) <= MAX_ZOOM_STATES:
-        # only the counties of those states: the map zooms to them, and the page sends ~20 kB instead of 800 kB
-        topo = subset_topology(file, obj, states)
-    with alt.utils.schemapi.debug_mode(False):
-        color = _class_color(m, classes[1]) if classes else _gradient_color(m, fmt, values)
-        shapes = _map_shapes(data, fields_out, level, color, tooltip)
-        chart = shapes.project(type="identity").properties(height=460).configure_view(stroke=None)
-        if title:
-            chart = chart.properties(title=title)
-    # The topology is attached last and at the top level: Altair deep-copies a chart's inline data on every
-    # .properties()/.project()/layer() (~0.3 s per copy of the 800 kB county file), while top-level data is only
-    # moved, by reference, to the spec's ``datasets`` when the chart is turned into a spec.
-    chart.data = inline_topology(topo, obj)
-    return ChartSpec("map", hint, chart=chart, note=" ".join(notes) or None)
+    return _choropleth(shape, hint, title, codes, level)
 
 
 def _point_map(shape: Shape, hint: str, title: str | None) -> ChartSpec:
@@ -601,186 +258,13 @@ def _point_map(shape: Shape, hint: str, title: str | None) -> ChartSpec:
         return _no_map(shape, hint, title, "The places in the result have no internal point to place them on a map")
     if n == 1:
         return _fallback(_numbers(shape, hint, title), "A map of a single place says little: showing the number.")
-    m = shape.measures[0]
-    notes = []
-    if len(shape.measures) > 1:
-        notes.append(f"Mapped {humanize(m)}; the other columns are in the table.")
-    data, _fields = _plot_frame(shape, [m])
-    data["geo_id"] = [p[0] if p else None for p in points]
-    data["lat"] = [p[1] if p else None for p in points]
-    data["lon"] = [p[2] if p else None for p in points]
-    states = {str(g)[9:11] for g in data["geo_id"] if g}
-    unplaced = int(data["lat"].isna().sum())
-    outside = int(sum(1 for g in data["geo_id"] if g and not _in_albers_usa(str(g)[9:11])))
-    drawn = data["geo_id"].map(lambda g: isinstance(g, str) and _in_albers_usa(g[9:11])).astype(bool)
-    data = data[data["lat"].notna() & data["v0"].notna() & drawn]
-    if outside:
-        notes.append(f"{outside} place(s) are not on this map (Puerto Rico and the island areas are not drawn).")
-    if unplaced:
-        notes.append(f"{unplaced} row(s) could not be placed (no Census place point for them).")
-    if data.empty:
+    spec = _dot_map(shape, hint, title, points)
+    if spec is None:
         return _no_map(shape, hint, title, "None of the places has a value and a point to draw")
-    unit = shape.units[m]
-    fmt = d3_format(unit, data["v0"])
-    tooltip = _map_tooltip(data, shape.label_title, humanize(m), fmt)
-    legend: dict[str, Any] = {"orient": "bottom", "direction": "horizontal", "titleLimit": 320}
-    if unit == "count" and data["v0"].min() >= 0:
-        encoding = {"size": alt.Size("v0:Q", title=humanize(m), scale=alt.Scale(range=[12, 900], zero=True),
-                                     # each value formatted alone: a shared format would say 0.2M, 1M, 2M
-                                     legend=alt.Legend(labelExpr="format(datum.value, '~s')",
-                                                       values=_size_steps(float(data["v0"].max())),
-                                                       symbolFillColor=POINT_COLOR, symbolStrokeColor="white",
-                                                       **legend)),
-                    "color": alt.value(POINT_COLOR)}
-    else:
-        encoding = {"size": alt.value(70),
-                    "color": alt.Color("v0:Q", title=humanize(m), scale=alt.Scale(range=list(POINT_RAMP)),
-                                       legend=alt.Legend(format=fmt, gradientLength=280, labelOverlap="greedy",
-                                                         **legend))}
-    data = data.sort_values("v0", ascending=False, kind="stable")  # big dots first, small ones drawn on top
-    shown = tuple(sorted(f for f in states if _in_albers_usa(f)))
-    topo = topology("states-10m.json")
-    if 0 < len(shown) <= MAX_ZOOM_STATES:
-        topo = subset_topology("states-10m.json", "states", shown)  # the map zooms to the places' states
-    with alt.utils.schemapi.debug_mode(False):
-        outline = alt.Chart().mark_geoshape(fill=OUTLINE_FILL, stroke="white", strokeWidth=1)
-        dots = (alt.Chart(data[["place", "v0", "lat", "lon"] + [c for c in ("v0_moe", "v0_rel") if c in data.columns]])
-                .mark_circle(opacity=0.8, stroke="white", strokeWidth=0.6)
-                .encode(longitude="lon:Q", latitude="lat:Q", tooltip=tooltip, **encoding))
-        chart = (alt.layer(outline, dots).project(type="albersUsa").properties(height=460)
-                 .configure_view(stroke=None))
-        if title:
-            chart = chart.properties(title=title)
-    chart.data = inline_topology(topo, "states")  # top level, by reference (see _map)
-    return ChartSpec("map", hint, chart=chart, note=" ".join(notes) or None)
-
-
-def _map_tooltip(data: pd.DataFrame, label_title: str, measure_title: str, fmt: str) -> list[alt.Tooltip]:
-    """A map's tooltip: the place, the value, its margin of error and reliability when it has them."""
-    tooltip = [alt.Tooltip("place:N", title=label_title or "Place"), alt.Tooltip("v0:Q", title=measure_title,
-                                                                               format=fmt)]
-    if "v0_moe" in data.columns:
-        tooltip.append(alt.Tooltip("v0_moe:Q", title="Margin of error (90%)", format=fmt))
-    if "v0_rel" in data.columns:
-        tooltip.append(alt.Tooltip("v0_rel:N", title=RELIABILITY_TITLE))
-    return tooltip
-
-
-def _in_albers_usa(state_fips: str) -> bool:
-    """The Albers USA projection draws the 50 states and DC (FIPS below 60), not Puerto Rico and the island areas."""
-    return state_fips.isdigit() and int(state_fips) < 60
-
-
-def _size_steps(top: float) -> list[float]:
-    """Three round values for a size legend, none above the largest (``200k, 1M, 2M`` for 2.3 million)."""
-    if top <= 0:
-        return []
-    unit = 10 ** math.floor(math.log10(top))
-    high = math.floor(top / unit) * unit
-    return sorted({v for v in (_round_sig(high / 8, 1), _round_sig(high / 2, 1), float(high)) if 0 < v <= top})
-
-
-#: a place's dot (sized by a count) and the ramp of dots coloured by a rate or a median, over light grey states
-POINT_COLOR: Final = "#2563eb"
-POINT_RAMP: Final = ("#9ecae1", "#08306b")
-OUTLINE_FILL: Final = "#eef0f3"
-
-#: ColorBrewer "Blues" (6 classes) without its lightest, which is too close to the no-data grey: 2-5 classes take
-#: the darkest ones, so every class stands out from places without a value
-CLASS_COLORS: Final = ("#c6dbef", "#9ecae1", "#6baed6", "#3182bd", "#08519c")
-#: colour classes of a skewed measure (quantiles)
-MAP_CLASSES = 5
-
-
-def _classes(values: pd.Series, unit: str) -> tuple[list[float], list[str]] | None:
-    """Quantile class breaks of a skewed measure, rounded to two significant digits, and a label per class.
-
-    A continuous colour scale would spend its whole range on a few very large places (Harris County's 4.8 million
-    people against a Texas median of 19,000), and Vega-Lite draws the legend of a quantile scale as a gradient
-    whose breaks sit at their values' positions: bunched at one end, their labels on top of each other.  Classes
-    of equal counts with labels a person can read (``< 7.1k``, ``7.1k – 19k``, ``≥ 200k``) in a symbol legend,
-    one entry per column, never overlap.
-    """
-    clean = sorted(float(v) for v in values)
-    if len(clean) < MAP_CLASSES:
-        return None
-    lows, highs = clean[0], clean[-1]
-    breaks: list[float] = []
-    for i in range(1, MAP_CLASSES):
-        q = _round_sig(statistics.quantiles(clean, n=MAP_CLASSES, method="inclusive")[i - 1])
-        if lows < q <= highs and (not breaks or q > breaks[-1]):
-            breaks.append(q)
-    if not breaks:
-        return None
-    text = [_compact(b, unit) for b in breaks]
-    labels = [f"< {text[0]}"] + [f"{a} – {b}" for a, b in itertools.pairwise(text)] + [f"≥ {text[-1]}"]
-    if len(set(labels)) != len(labels):
-        return None
-    return breaks, labels
-
-
-def _class_of(value: Any, breaks: list[float], labels: list[str]) -> str | None:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return None
-    return labels[bisect.bisect_right(breaks, float(value))]
-
-
-def _round_sig(value: float, digits: int = 2) -> float:
-    """``7149`` -> ``7100``, ``0.1234`` -> ``0.12``: class breaks people can read."""
-    if value == 0:
-        return 0.0
-    return round(value, digits - 1 - int(math.floor(math.log10(abs(value)))))
-
-
-def _compact(value: float, unit: str) -> str:
-    """A class break in few characters: ``7.1k``, ``4.8M``, ``$45k``, ``12%`` (a fraction), ``0.45``."""
-    if unit == "percent":
-        return f"{value * 100:.3g}%"
-    if unit == "index":
-        return f"{value:.2f}"
-    for size, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
-        if abs(value) >= size:
-            text = f"{value / size:.3g}{suffix}"
-            break
-    else:
-        text = f"{value:.3g}"
-    return "$" + text if unit == "dollars" else text
-
-
-def _class_color(m: str, labels: list[str]) -> alt.Color:
-    """Colour by class: an ordinal scale over the class labels, in a symbol legend of one column per class."""
-    return alt.Color("cls:O", title=humanize(m), sort=labels,
-                     scale=alt.Scale(domain=labels, range=list(CLASS_COLORS[-len(labels):])),
-                     legend=alt.Legend(type="symbol", orient="bottom", direction="horizontal", columns=len(labels),
-                                       symbolType="square", symbolSize=160, symbolStrokeWidth=0, labelLimit=120,
-                                       columnPadding=14, titleLimit=320))
-
-
-def _gradient_color(m: str, fmt: str, values: pd.Series) -> alt.Color:
-    """Colour on a continuous scale (values spread evenly enough), in a gradient legend; values on both sides of
-    zero (a change: losses and gains) on a diverging scale centred on zero."""
-    diverging = len(values) > 0 and values.min() < 0 < values.max()
-    scale = alt.Scale(scheme=DIVERGING_SCHEME, domainMid=0) if diverging else alt.Scale(scheme=MAP_SCHEME, zero=False)
-    return alt.Color("v0:Q", title=humanize(m), scale=scale,
-                     legend=alt.Legend(format=fmt, orient="bottom", direction="horizontal", gradientLength=320,
-                                       titleLimit=320, labelOverlap="greedy"))
-
-
-def _map_shapes(data: pd.DataFrame, fields_out: list[str], level: str, color: alt.Color, tooltip: list) -> alt.Chart:
-    """The choropleth layer: features (from the chart's top-level data) joined to the rows on FIPS."""
-    return (
-        alt.Chart()
-        .mark_geoshape(stroke="white", strokeWidth=0.7 if level == "state" else 0.25)
-        .transform_lookup(lookup="id", from_=alt.LookupData(data=data, key="fips", fields=fields_out))
-        .encode(
-            color=alt.when("isValid(datum.v0)").then(color).otherwise(alt.value(NO_DATA_COLOR)),
-            tooltip=tooltip,
-        )
-    )
+    return spec
 
 
 _BUILDERS = {"big": _numbers, "statrow": _numbers, "bar": _bar, "grouped": _grouped, "map": _map}
 
 
-__all__ = ["INSIDE_LABEL_SHARE", "MAX_BARS", "MAX_GROUPED", "MAX_STATROW", "NO_DATA_COLOR", "ChartSpec",
-           "Metric", "build"]
+__all__ = ["MAX_BARS", "MAX_GROUPED", "MAX_STATROW", "build"]
