@@ -241,6 +241,7 @@ def _loop(answer: Answer, planner: Planner, settings: Settings, progress: StageP
         timings["execute"] += _ms(t)
         answer.error = None
         answer.variables = _variables(settings, guarded.sql)
+        _flag_label_changes(answer)
         _assess(answer, plan)
         return
     last = answer.attempts[-1].error if answer.attempts else "no plan"
@@ -320,6 +321,7 @@ def _from_library(answer: Answer, settings: Settings, progress: StageProgress, t
         answer.notices.append(f"Verified answer: the SQL a user marked right for “{entry.question}”, run again now "
                               "through the guard.")
         answer.variables = _variables(settings, guarded.sql)
+        _flag_label_changes(answer)
         return True
     return False
 
@@ -407,6 +409,7 @@ def run_sql(sql: str, settings: Settings, *, question: str = "", record: bool = 
         answer.result = execute.run(guarded, settings)
         timings["execute"] = _ms(t)
         answer.variables = _variables(settings, guarded.sql)
+        _flag_label_changes(answer)
     except SageError as exc:
         answer.error = exc
     timings["total"] = _ms(started)
@@ -422,12 +425,25 @@ def _variables(settings: Settings, sql: str) -> list[dict]:
         return []
     try:
         rows = db.run(settings, db.OWNER, lambda conn: conn.execute(
-            "SELECT variable_code, label, vintage, table_id FROM public.variables WHERE variable_code = ANY(%s)",
+            "SELECT variable_code, label, vintage, table_id, vintages, label_changed, earlier_label "
+            "FROM public.variables WHERE variable_code = ANY(%s)",
             (codes,),
         ).fetchall())
     except SageError:
         return []
-    return [{"code": r[0], "label": r[1], "vintage": r[2], "table_id": r[3]} for r in rows]
+    return [{"code": r[0], "label": r[1], "vintage": r[2], "table_id": r[3], "vintages": list(r[4] or []),
+             **({"earlier_label": r[6]} if r[5] else {})} for r in rows]
+
+
+def _flag_label_changes(answer: Answer) -> None:
+    """A variable whose label changed between the periods loaded is flagged in the answer (issue 14): its periods
+    may not count the same thing, so a change or an earlier period read from it needs care."""
+    for v in answer.variables:
+        if "earlier_label" in v:
+            note = (f"{v['code']}: the Census Bureau's label changed between periods (earlier: “{v['earlier_label']}”; "
+                    f"{v['vintage']}: “{v['label']}”) — the periods may not count exactly the same thing.")
+            if note not in answer.assumptions:
+                answer.assumptions.append(note)
 
 
 def _record(settings: Settings, answer: Answer) -> None:

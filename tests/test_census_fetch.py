@@ -587,6 +587,16 @@ def test_a_label_that_changed_between_periods_is_flagged(fs):
             "WHERE label_changed ORDER BY 1").fetchall()
     assert flagged == [("B08301_021E", "Estimate!!Total:!!Worked from home", "Estimate!!Total!!Worked at home",
                         ["2014-2018", "2019-2023"])]
+    # ... and in every answer that reads it (the flag is the database's, whichever planner or user wrote the SQL)
+    answer = agent.run_sql("SELECT b.vintage, sum(b.estimate) AS worked_from_home FROM public.estimates_by_vintage b "
+                           "WHERE b.variable_code = 'B08301_021E' GROUP BY 1 ORDER BY 1", fs, record=False)
+    assert answer.answered and [r[0] for r in answer.result.rows] == ["2014-2018", "2019-2023"]
+    assert any(a.startswith("B08301_021E: the Census Bureau's label changed between periods (earlier: "
+                            "“Estimate!!Total!!Worked at home”; 2019-2023: “Estimate!!Total:!!Worked from home”)")
+               for a in answer.assumptions), answer.assumptions
+    plain = agent.run_sql("SELECT sum(estimate) FROM public.estimates WHERE variable_code = 'B08301_001E'", fs,
+                          record=False)
+    assert plain.answered and not any("label changed" in a for a in plain.assumptions)
 
 
 def test_failure_mid_fetch_leaves_the_database_unchanged(fs, fake):
