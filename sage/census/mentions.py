@@ -81,6 +81,8 @@ def find_mentions(
     taken = list(blocked)
     found: list[Mention] = []
     for pat, m, phrase, weak in _patterns(measures):
+        if phrase.split(None, 1)[0] not in text:  # its first word is literally in every match: most never are
+            continue
         for mt in pat.finditer(text):
             span = mt.span()
             if overlaps(span, taken):

@@ -181,6 +181,15 @@ class Catalog:
             found.sort(key=lambda x: -x.population)
 
     @functools.cached_property
+    def counties_by_base(self) -> dict[str, list[County]]:
+        """The counties by their name without its suffix, whatever the suffix ("baltimore": the county and the
+        city), so looking one up does not scan every county."""
+        out: dict[str, list[County]] = {}
+        for (base, _suffix), cs in self.county_index.items():
+            out.setdefault(base, []).extend(cs)
+        return out
+
+    @functools.cached_property
     def localities_by_full_name(self) -> dict[str, Locality]:
         """Places whose Census name says which one of several it is ("Lakeside CDP (San Diego County)"), by their
         normalised name with the state's postal code and with its name: how the answer to "which one?" names
@@ -407,8 +416,7 @@ def _read(settings, key: str) -> Catalog:
 def counties_named(word: str, cat: Catalog, state: State | None = None) -> list[County]:
     """Counties whose name without its suffix is ``word`` ("baltimore" -> Baltimore County and Baltimore city),
     largest first — for "did you mean" suggestions."""
-    out = [c for (base, _s), cs in cat.county_index.items() if base == word for c in cs
-           if state is None or c.state.fips == state.fips]
+    out = [c for c in cat.counties_by_base.get(word, []) if state is None or c.state.fips == state.fips]
     return sorted(set(out), key=lambda c: -c.population)
 
 
