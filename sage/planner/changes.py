@@ -175,6 +175,8 @@ def _dollars_note(p: Parse, early: str, late: str, cat: Catalog) -> str:
     if p.dollars == "nominal":
         return (f"Dollars as published, not adjusted for inflation (as asked): {early} values in {early[-4:]} "
                 f"dollars, {late} values in {late[-4:]} dollars.")
+    both = (" Both, as asked: nominal_change is the change in dollars as published (each period in its own "
+            "dollars), change the real one." if p.dollars == "both" else "")
     a, b = int(early[-4:]), int(late[-4:])
     try:
         ia, ib = cpi.index(a, data_path=cat.data_path), cpi.index(b, data_path=cat.data_path)
@@ -182,7 +184,7 @@ def _dollars_note(p: Parse, early: str, late: str, cat: Catalog) -> str:
     except SageError:  # the note only: the SQL reads public.cpi_u_rs itself (and fails clearly without it)
         factor = ""
     return (f"Dollars: the {early} values are put in {b} dollars with the CPI-U-RS ({b} / {a}{factor}), estimate "
-            "and margin alike, so the change is a real change (say “nominal” for dollars as published).")
+            "and margin alike, so the change is a real change (say “nominal” for dollars as published)." + both)
 
 
 def _missing(m: Measure, pl, period: str) -> str:

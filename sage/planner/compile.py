@@ -158,7 +158,7 @@ def _change(q: Query, ids: bool = False) -> Compiled:
     if ids and (total or ch.count):
         raise ValueError("a change added up or counted has no places to select among")
     a, b = _period_values(q, early, total), _period_values(q, late, total)
-    real = ch.dollars == "real"
+    real = ch.dollars in ("real", "both")
     digits = 0 if m.unit in ("dollars", "count") else 1
     names = [] if total else [c.split(".")[1] for c in place_columns(q.geo.level)]
     col = m.column
@@ -173,6 +173,9 @@ def _change(q: Query, ids: bool = False) -> Compiled:
     if not rate:
         cols += [f"ROUND(100.0 * (b.v - {earlier}) / NULLIF({earlier}, 0), 1) AS pct_change",
                  f"ROUND(moe_pct_change({earlier}, b.v, {moe_earlier}, b.v_moe), 1) AS pct_change_moe"]
+    if ch.dollars == "both":  # the change in dollars as published too, beside the real one
+        cols += ["b.v - a.v AS nominal_change", "moe_difference(b.v_moe, a.v_moe) AS nominal_change_moe",
+                 "ROUND(100.0 * (b.v - a.v) / NULLIF(a.v, 0), 1) AS nominal_pct_change"]
     source = f"({a.sql()}) AS a" + (" CROSS JOIN" if total else f" JOIN ({b.sql()}) AS b ON b.geo_id = a.geo_id")
     if total:
         source += f" ({b.sql()}) AS b"

@@ -100,6 +100,10 @@ def explain(q: Query, compiled: Compiled, states: Sequence[State]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+_SINGULAR = {"states": "state", "counties": "county", "places": "place", "census tracts": "census tract",
+             "ZCTAs": "ZCTA", "congressional districts": "congressional district", "metro areas": "metro area"}
+
+
 def describe(q: Query) -> str:
     """The frame in a few words — the standalone reading of a follow-up ("median household income, Williamson
     County, TX"; "top 20 Texas counties by population")."""
@@ -130,15 +134,14 @@ def describe(q: Query) -> str:
     elif q.op is Op.RANK and q.rank is not None:
         which = "top" if q.rank.descending else "bottom"
         n = "" if q.rank.n == 1 and not q.rank.n_given else f" {q.rank.n}"
-        noun = plural if q.rank.n != 1 else {"states": "state", "counties": "county", "places": "place"}.get(
-            plural, plural[:-1])
+        noun = plural if q.rank.n != 1 else _SINGULAR.get(plural, plural)
         out = f"{which}{n} {noun}{within}{among} by {nice_name(q.rank.by)}{conds}"
         if q.rank.per_parent:
             out += " within each state"
         if len(q.measures) > 1:
             out += f" ({what})"
     elif q.op is Op.LIST:
-        single = {"states": "state", "counties": "county", "places": "place"}.get(plural, plural[:-1])
+        single = _SINGULAR.get(plural, plural)
         out = f"{what} of {'every ' + single if not conds else plural}{within}{conds}"
     elif q.op is Op.COUNT:
         out = f"number of {plural}{within}{conds}"
@@ -167,7 +170,8 @@ def describe(q: Query) -> str:
                 "significant_gain": " with a significant rise", "significant": " with a significant change"}.get(
                     ch.keep if ch is not None else "", "")
         by = "percent change" if ch is not None and ch.by == "pct_change" else "change"
-        out = f"{by} in {what}, {where}{keep}, {span}"
+        out = f"{by} in {what}, {where}{keep}, {span}" + (
+            " (real and nominal dollars)" if ch is not None and ch.dollars == "both" else "")
         if ch is not None and ch.count:
             out = f"number of {plural}{within} whose {what} {'fell' if 'loss' in ch.keep else 'rose'}, {span}"
         elif q.rank is not None:

@@ -190,6 +190,17 @@ def _build(p: Parse, cat: Catalog) -> Query:
         count = next((x for x in cat.measures if x.family == measures[0].family and x.additive), None)
         if count is not None:
             return share_of_parent(p, cat, count, counties_named_, notes)
+    # "what percentage of Black Americans live in Georgia?", "is it true that 1 in 10 Hispanic Americans live in
+    # Texas?": the state's share of the nation's group, not the group's share of the state
+    states_named = [pl for pl in p.places if pl.level == "state"]
+    if (share_cue or re.search(r"\b(1|one) in (\d+|ten|five|four|three|twenty)\b", masked)) and len(measures) == 1 and \
+            measures[0].is_rate and measures[0].family in GROUP_FAMILIES and states_named and not counties_named_ \
+            and re.search(r"\b(americans|nation'?s|country'?s|us|usa|united states|nationwide|in the (us|country|"
+                          r"nation))\b", masked) and re.search(r"\b(live|lives|living|reside|resides|residing|call)\b",
+                                                              masked):
+        count = next((x for x in cat.measures if x.family == measures[0].family and x.additive), None)
+        if count is not None:
+            return share_of_parent(p, cat, count, states_named, notes)
     if share_cue and (not set_query or combined) and all(m.additive for m in measures) and len(measures) == 1 \
             and not p.thresholds:
         counties = [pl for pl in p.places if pl.level == "county"]

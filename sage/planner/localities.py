@@ -288,6 +288,8 @@ def pick_bare(cat: Catalog, key: str, p: Parse | None = None) -> Locality | None
                                                          and 10 * c.population > there[0].population
                                                          and c is not cat.same_area_county(there[0])]:
             return there[0]
+        if len(places) == 1 and p is not None and p.places and all(pl.level == "place" for pl in p.places):
+            return top  # "more people in Fort Worth than in Tulsa": named beside cities, the city
         home = [c for c in counties if c.state.fips in named]
         if len(named) == 1 and (there or home):  # list only the readings in the state the question names
             st = (there[0].state if there else home[0].state).name

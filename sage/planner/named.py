@@ -43,14 +43,19 @@ def value_query(p: Parse, cat: Catalog, measures: list[Measure], notes: list[str
     places: list[Place] = []
     for pl in p.places:
         if pl.how == "ambiguous":
+            if any(c.geo_id == q.geo_id for c in pl.candidates for q in p.places if q is not pl):
+                continue  # "Kings County (Brooklyn)": one of its readings is named by another name too
             names = ", ".join(c.state.abbr for c in pl.candidates[:12])
             more = "" if len(pl.candidates) <= 12 else f" and {len(pl.candidates) - 12} more"
-            others = {q.state.fips for q in p.places if q is not pl and q.level == "state"}
+            # the state the question names, or the state of every other place it names ("Lowndes County and
+            # Wilcox County in Alabama", "the city of Wichita vs Sedgwick County")
+            others = {q.state.fips for q in p.places if q is not pl and q.level == "state"} or {
+                q.state.fips for q in p.places if q is not pl and q.how != "ambiguous"}
             pick = [c for c in pl.candidates if c.state.fips in others]
-            if len(pick) == 1:
+            if len(pick) == 1 and len(others) == 1:
                 c = pick[0]
                 notes.append(f"“{pl.text}” exists in several states; read as {c.label}, the one in the "
-                             "state the question names.")
+                             "state of the other places the question names.")
                 places.append(Place("county", c.state, c, pl.span, "rule", pl.text))
                 continue
             notes.append(f"“{pl.text}” exists in {len(pl.candidates)} states ({names}{more}); showing "

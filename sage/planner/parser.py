@@ -18,7 +18,7 @@ from .declines import Decline, place_suggestions, topic_suggestions
 from .localities import coded_level, coded_level_decline
 from .measures import find_measures
 from .parsed import Parse
-from .periods import dollar_words, read_periods
+from .periods import dollar_words, nominal_words, read_periods
 from .places import find_places, resolve_ambiguous
 from .scope import read_scope
 from .thresholds import find_thresholds
@@ -65,6 +65,7 @@ def parse_question(question: str, chunks: Sequence[Chunk], cat: Catalog, earlier
     tc = normalize(ask)
     p = Parse(question=question, tc=tc, t=tc.lower())
     read_scope(p, cat)
+    p.blocked.extend(nominal_words(p.t))
     find_places(p, cat)
     drop_excluded(p)
     if context:
@@ -210,7 +211,10 @@ def _use_context(p: Parse, context: str, cat: Catalog, chunks: Sequence[Chunk]) 
     p.notes.extend(n for n in ctx.notes if n not in p.notes)
     if p.places:
         return
-    places = sorted((pl for pl in ctx.places if pl.how != "ambiguous"), key=lambda pl: pl.span[0])
+    resolve_ambiguous(ctx)
+    # an ambiguous name stays (the frame builder picks its reading, or shows or asks which): dropped, the question
+    # would be answered for the other places only
+    places = sorted(ctx.places, key=lambda pl: pl.span[0])
     if not places:
         return
     choice = re.search(r"\b(which|compare[sd]?|vs|versus|either|bigger|larger|smaller|higher|lower|difference|gap|"
@@ -221,7 +225,7 @@ def _use_context(p: Parse, context: str, cat: Catalog, chunks: Sequence[Chunk]) 
         places = places[-1:]  # "there" is the place named last
     end = len(p.t)
     for pl in places:
-        p.places.append(replace(pl, span=(end, end), how="context"))
+        p.places.append(replace(pl, span=(end, end), how="ambiguous" if pl.how == "ambiguous" else "context"))
     p.notes.append(f"The question's {'places' if len(places) > 1 else 'place'} read from what comes before it: "
                    f"{join_words([pl.label for pl in places])}.")
 

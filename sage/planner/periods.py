@@ -54,10 +54,17 @@ CHANGE_WORDS = re.compile(
     r"gone\s+(?:up|down)|go\s+(?:up|down)|up\s+or\s+down|shr[aiu]nk(?:ing)?|trend(?:s|ing)?|over\s+time)\b")
 #: dollars as asked: the later period's dollars (the default for a change) or the dollars of each period
 _NOMINAL = re.compile(r"\bnominal\b|\bnot\s+(?:adjust\w*|correct\w*)\s+for\s+inflation\b|\bunadjusted\b|"
-                      r"\bwithout\s+(?:adjusting\s+for\s+)?inflation\b|\bcurrent\s+dollars\b|\bbefore\s+inflation\b")
+                      r"\bwithout\s+(?:adjusting\s+for\s+)?inflation\b|\bcurrent\s+dollars\b|\bbefore\s+inflation\b|"
+                      r"\b(?:plain|raw|face[\s-]value)\s+dollars\b|\bdollars\s+as\s+published\b")
 _REAL = re.compile(r"\b(?:inflation[\s-]*adjusted(?:\s+terms)?|adjust\w*\s+for\s+inflation|after\s+(?:adjusting\s+for"
                    r"\s+)?inflation|real|constant\s+dollars|todays?\s+dollars|in\s+20\d\d\s+dollars|"
                    r"in\s+real\s+terms)\b")
+
+
+def nominal_words(t: str) -> list[tuple[int, int]]:
+    """The spans of "in plain dollars", "current dollars", "nominal": masked before places are read ("Plain" is a
+    village in Wisconsin).  The real-dollar words are not: "Real" is a county in Texas."""
+    return [mt.span() for mt in _NOMINAL.finditer(t)]
 
 
 def dollar_words(t: str) -> list[tuple[int, int]]:
@@ -171,7 +178,11 @@ def read_periods(p: Parse, cat: Catalog, context: str = "") -> None:
     p.periods = tuple(periods)
     p.change = change and len(periods) == 2
     if p.change and any(m.unit == "dollars" for m in measures):
-        p.dollars = "nominal" if _NOMINAL.search(t) else "real"
+        # on the question as written: the nominal words are masked before places are read (nominal_words)
+        nominal = _NOMINAL.search(p.t)
+        real = _REAL.search(mask(p.t, p.blocked + nominal_words(p.t)))  # not "adjusting for inflation" in "not ..."
+        # "in plain dollars, and how much after inflation?": both, side by side
+        p.dollars = "both" if nominal and real else ("nominal" if nominal else "real")
     for rx in (_NOMINAL, _REAL):
         p.blocked.extend(mt.span() for mt in rx.finditer(p.t))
 

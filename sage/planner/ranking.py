@@ -87,6 +87,10 @@ def read_rank(p: Parse, masked: str, measures: list[Measure]) -> tuple[str | Non
         n = 1
     if n is None and LEVEL_SINGULAR.search(txt) and not LEVEL_PLURAL.search(txt):
         n = 1
+    # "Among the 50 states, where is the median income the lowest?": one place, whatever the set is called
+    if n is None and re.search(r"\bwhere\s+(is|was|does|did)\b", txt) and not re.search(r"\bwhere\s+(are|were|do)\b",
+                                                                                         txt):
+        n = 1
     if n is None and p.level == "place":  # "the smallest incorporated city or village in Vermont"
         one_place = re.search(r"\b(city|town|village|cdp|place|municipality)\b", txt)
         plural = re.search(r"\b(cities|towns|villages|cdps|places|municipalities)\b",

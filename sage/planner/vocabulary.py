@@ -284,9 +284,9 @@ _NUM = (r"(?P<cur>\$\s*)?(?P<num>\d+(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+|" 
         r"(?![a-z0-9])(?:\s*(?P<pct>%|percent|per cent|pct|percentage points))?(?:\s+(?P<noun>people|residents|"
         r"persons|inhabitants|population|folks|households|housing units|homes|houses))?")
 _GT = (r"more than|greater than|over|above|exceeding|exceeds|exceed|higher than|larger than|bigger than|"
-       r"in excess of|upwards of|north of|topping|tops|>")
+       r"in excess of|upwards of|north of|topping|tops|older than|>")
 _GE = r"at least|no less than|not less than|a minimum of|minimum of|>=|≥"
-_LT = r"less than|fewer than|under|below|lower than|smaller than|beneath|south of|shy of|<"
+_LT = r"less than|fewer than|under|below|lower than|smaller than|beneath|south of|shy of|younger than|<"
 _LE = r"at most|no more than|not more than|a maximum of|maximum of|up to|<=|≤"
 _POST_GE = r"or more|or higher|or greater|or above|or over|and up|and above|and over|plus|\+"
 _POST_LE = r"or less|or fewer|or lower|or below|or under|and under|and below"
