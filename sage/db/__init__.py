@@ -50,8 +50,8 @@ import psycopg
 from psycopg import sql as pgsql
 from psycopg.abc import Params
 
-from .errors import DatabaseError, ErrorKind, NotSetUpError
-from .settings import Settings, redact_url, with_user
+from ..errors import DatabaseError, ErrorKind, NotSetUpError
+from ..settings import Settings, redact_url, with_user
 
 if TYPE_CHECKING:
     import sqlalchemy
