@@ -44,7 +44,7 @@ class GeoIndex:
     add_new: bool = True
 
     def add(self, row: tuple) -> None:
-        """Record a geography row (the columns of :data:`sage.census.loader.GEOGRAPHY_COLUMNS`)."""
+        """Record a geography row (the columns of :data:`sage.census.extracts.GEOGRAPHY_COLUMNS`)."""
         geo_id, fips, level = row[0], row[1], row[2]
         self.levels[geo_id] = level
         self.codes[(level, fips)] = geo_id

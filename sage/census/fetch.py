@@ -51,12 +51,12 @@ from ..errors import CensusApiError, DatabaseError, ErrorKind, SageError
 from ..index import index_schema
 from ..settings import Settings
 from ..types import StepProgress
-from . import loader, migrate
+from . import extracts, loader, migrate
 from .api import MAX_GET_ITEMS, CensusClient, dataset_path
 from .catalog_search import acs_table_catalog
 from .codes import is_table_id
 from .download import GeoIndex, TableData, download_table
-from .loader import SHIPPED
+from .extracts import SHIPPED
 from .schema import LEVELS, STATE_LEVELS
 from .semantic import load_measures
 
@@ -373,7 +373,7 @@ def _end_year(vintage: str) -> int:
 def geo_index(conn: psycopg.Connection, year: int) -> GeoIndex:
     """The database's geography, for deciding what a fetch of ``year`` does with each place (:class:`GeoIndex`)."""
     index = GeoIndex()
-    for row in conn.execute(f"SELECT {', '.join(loader.GEOGRAPHY_COLUMNS)} FROM public.geography"):
+    for row in conn.execute(f"SELECT {', '.join(extracts.GEOGRAPHY_COLUMNS)} FROM public.geography"):
         index.add(row)
     newest = db.scalar(conn, "SELECT max(right(vintage, 4)::int) FROM public.variables")
     index.add_new = newest is None or int(year) >= int(newest)
@@ -454,7 +454,7 @@ def _write_table(conn: psycopg.Connection, data: TableData, report: TableReport,
                            (meta.table_id, vintage)).fetchone()
         report.previous_source = prev[0] if prev else None
         if data.new_geography:
-            with cur.copy(f"COPY public.geography ({', '.join(loader.GEOGRAPHY_COLUMNS)}) FROM STDIN") as copy:
+            with cur.copy(f"COPY public.geography ({', '.join(extracts.GEOGRAPHY_COLUMNS)}) FROM STDIN") as copy:
                 for row in data.new_geography:
                     copy.write_row(row)
             report.geography_added = len(data.new_geography)
