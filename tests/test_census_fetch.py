@@ -18,7 +18,8 @@ import pytest
 
 from sage import agent, db
 from sage.census import fetch, fetch_rules
-from sage.census.api import SPECIAL_VALUES, CensusClient, is_special, parse_margin, parse_value
+from sage.census.api import CensusClient
+from sage.census.api_values import SPECIAL_VALUES, is_special, parse_margin, parse_value
 from sage.census.catalog_search import search_tables
 from sage.census.setup import run_setup
 from sage.errors import CensusApiError

@@ -19,7 +19,8 @@ from decimal import Decimal
 
 from ..errors import CensusApiError, ErrorKind
 from ..types import StepProgress
-from .api import GEOGRAPHIES, MAX_GET_ITEMS, CensusClient, TableMeta, is_special, parse_margin, parse_value
+from .api import GEOGRAPHIES, MAX_GET_ITEMS, CensusClient, TableMeta
+from .api_values import is_special, parse_margin, parse_value
 from .schema import FIPS_PATTERNS, STATE_LEVELS, SUMMARY_LEVELS
 
 #: asked in every request besides the table's lines (they count toward the API's 50 items)

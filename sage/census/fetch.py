@@ -17,7 +17,7 @@ period and the levels the user picks.  The rules, and why:
   ``label_changed`` is set and ``earlier_label`` keeps the earlier label.
 * **Special values.**  -666666666, -888888888, -999999999 are NULL estimates; the margin -555555555 (a controlled
   total, no sampling error) is stored as 0, -222222222 and -333333333 (margin not computable) as NULL (see
-  :data:`sage.census.api.SPECIAL_VALUES`).
+  :data:`sage.census.api_values.SPECIAL_VALUES`).
 * **Levels.**  nation (``for=us:1``), state, county, place, cbsa (metropolitan and micropolitan statistical areas),
   cd (congressional districts), tract (one request per state) and zcta; ``--states TX,CA`` limits the levels inside
   a state.  Rows are keyed by the API's GEO_ID and named by its NAME.  ``public.geography`` is the geography of the
