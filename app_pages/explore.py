@@ -10,7 +10,7 @@ from app_pages import components as ui
 from sage import charts, explore
 from sage.census.catalog_search import CATALOG_YEAR, search_tables
 from sage.census.codes import ACS_VARIABLE
-from sage.census.fetch import fetch_command
+from sage.census.fetch_rules import fetch_command
 from sage.describe import readable_label
 from sage.errors import SageError
 from sage.retrieve import retrieve

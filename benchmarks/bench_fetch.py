@@ -35,7 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from sage.census import fetch  # noqa: E402
+from sage.census import fetch, fetch_rules  # noqa: E402
 from sage.census.api import CensusClient  # noqa: E402
 from sage.census.setup import run_setup  # noqa: E402
 from sage.settings import load_settings  # noqa: E402
@@ -99,7 +99,7 @@ def main() -> int:
     ap.add_argument("--year", type=int, default=2023)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
-    tables = fetch.resolve_tables(args.tables)
+    tables = fetch_rules.resolve_tables(args.tables)
     geographies = tuple(g.strip() for g in args.geographies.split(",") if g.strip())
     data = run(tables, geographies, max(1, args.repeat), args.year)
     print(json.dumps(data, indent=2) if args.json else format_table(data))

@@ -292,7 +292,7 @@ def cmd_eval(args) -> int:
 
 
 def cmd_census(args) -> int:
-    from .census import fetch
+    from .census import fetch_rules
     from .census.catalog_search import search_tables
 
     settings = _settings(args)
@@ -309,7 +309,7 @@ def cmd_census(args) -> int:
         return 2
     from .census.fetch_job import locked_fetch
 
-    tables = fetch.resolve_tables(args.tables or [], preset=args.preset)
+    tables = fetch_rules.resolve_tables(args.tables or [], preset=args.preset)
     geos = tuple(g.strip() for g in args.geographies.split(",") if g.strip())
     states = [s.strip() for s in (args.states or "").split(",") if s.strip()] or None
     # one fetch at a time per database, the app's included: refused at once (naming who) when another runs

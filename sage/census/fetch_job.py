@@ -31,7 +31,7 @@ from .. import db, locks
 from ..errors import CensusApiError, ErrorKind, SageError
 from ..settings import Settings
 from ..types import StepProgress
-from . import fetch
+from . import fetch, fetch_rules
 from .api import KEY_SIGNUP_URL, CensusClient
 from .catalog_search import CATALOG_YEAR, acs_table_catalog
 
@@ -48,7 +48,8 @@ _holder: _Lease | None = None  # whoever holds the process lock (for the message
 _current: FetchJob | None = None  # the app's fetch this process runs
 
 
-def describe_fetch(settings: Settings, tables: Sequence[str], geographies: Iterable[str] = fetch.GEOGRAPHIES) -> str:
+def describe_fetch(settings: Settings, tables: Sequence[str],
+                   geographies: Iterable[str] = fetch_rules.GEOGRAPHIES) -> str:
     """``B25003 (Tenure) for all states and counties``: what a fetch loads, in words."""
     catalog = acs_table_catalog(settings.data_path)
     names = [f"{t} ({catalog[t]['concept']})" if t in catalog else t for t in tables]
@@ -59,7 +60,8 @@ def describe_fetch(settings: Settings, tables: Sequence[str], geographies: Itera
     return f"{what} for {where}"
 
 
-def button_label(settings: Settings, tables: Sequence[str], geographies: Iterable[str] = fetch.GEOGRAPHIES) -> str:
+def button_label(settings: Settings, tables: Sequence[str],
+                 geographies: Iterable[str] = fetch_rules.GEOGRAPHIES) -> str:
     """``Load table B25003 (Tenure) for all states and counties`` (``tables`` for several)."""
     return f"Load table{'s' if len(tables) > 1 else ''} {describe_fetch(settings, tables, geographies)}"
 
@@ -72,20 +74,20 @@ def check_fetch(settings: Settings, tables: Iterable[str], vintage: int = CATALO
         raise SageError(
             "Loading tables from the app is turned off for this database (SAGE_ALLOW_FETCH is off; it is on by "
             "default only for the embedded database). An administrator can load it with "
-            f"`{fetch.fetch_command(list(tables) or ['B25003'], vintage)}`, or set SAGE_ALLOW_FETCH=1.",
+            f"`{fetch_rules.fetch_command(list(tables) or ['B25003'], vintage)}`, or set SAGE_ALLOW_FETCH=1.",
             kind=ErrorKind.FETCH_DISALLOWED,
         )
     if not settings.census_api_key:
         raise CensusApiError(KEY_HOW_TO, kind=ErrorKind.MISSING_KEY)
-    ids = fetch.resolve_tables(list(tables))
+    ids = fetch_rules.resolve_tables(list(tables))
     if int(vintage) == CATALOG_YEAR:
         catalog = acs_table_catalog(settings.data_path)
         unknown = [t for t in ids if catalog and t not in catalog]
         if unknown:
             raise CensusApiError(
                 f"{', '.join(unknown)} {'is not a table' if len(unknown) == 1 else 'are not tables'} of the "
-                f"{fetch.vintage_label(CATALOG_YEAR)} ACS 5-year detailed tables; search the catalog (Explore, or "
-                "`python -m sage census tables --search TEXT`) for the right id. Nothing was loaded.",
+                f"{fetch_rules.vintage_label(CATALOG_YEAR)} ACS 5-year detailed tables; search the catalog "
+                "(Explore, or `python -m sage census tables --search TEXT`) for the right id. Nothing was loaded.",
                 kind=ErrorKind.UNKNOWN_TABLE,
             )
     return ids
@@ -165,7 +167,7 @@ def _holder_text(settings: Settings, holder: locks.Holder | None) -> str:
 
 
 def locked_fetch(settings: Settings, tables: Sequence[str], vintage: int = CATALOG_YEAR,
-                 geographies: Iterable[str] = fetch.GEOGRAPHIES, progress: StepProgress | None = None, *,
+                 geographies: Iterable[str] = fetch_rules.GEOGRAPHIES, progress: StepProgress | None = None, *,
                  who: str = "the command line", client: CensusClient | None = None,
                  **kw: Any) -> fetch.FetchReport:
     """:func:`sage.census.fetch.fetch_tables` under both locks (``busy`` when another fetch runs)."""
@@ -234,7 +236,7 @@ class FetchJob:
 
 
 def start_fetch(settings: Settings, tables: Iterable[str], vintage: int = CATALOG_YEAR,
-                geographies: Iterable[str] = fetch.GEOGRAPHIES, *, who: str = "the app",
+                geographies: Iterable[str] = fetch_rules.GEOGRAPHIES, *, who: str = "the app",
                 client: CensusClient | None = None, **kw: Any) -> FetchJob:
     """Check the fetch (:func:`check_fetch`), take both locks (``busy`` when another fetch runs), and run it in a
     worker thread; the returned :class:`FetchJob` says how far it is and, at the end, what it loaded or why not."""
