@@ -94,10 +94,6 @@ class TableReport:
         return line + "".join(f"\n    - {n}" for n in notes)
 
 
-def _end_year(vintage: str) -> int:
-    return int(vintage[-4:])
-
-
 def geo_index(conn: psycopg.Connection, year: int) -> GeoIndex:
     """The database's geography, for deciding what a fetch of ``year`` does with each place (:class:`GeoIndex`)."""
     index = GeoIndex()
