@@ -15,7 +15,7 @@ Two benchmark databases, each in its own embedded PostgreSQL data directory unde
   The retrieval index is refreshed afterwards, as ``census fetch`` would.
 
 Then the same fixed list of state and county questions (``--questions``, by default
-``tests/data/offline_probe6.jsonl``, the development set's mix) is asked of both through the whole offline path,
+``tests/data/questions/offline_probe6.jsonl``, the development set's mix) is asked of both through the whole offline path,
 ``sage.agent.ask(question, settings, planner="offline", record=False)``, ``--repeat`` times after one warm-up
 question, and the script reports p50/p95 of the whole question and of each stage (retrieve, plan, guard, execute),
 the ratio scale/shipped of the whole-question p50 (target: at most 2), and the one-off costs a process pays once
@@ -57,7 +57,7 @@ from sage.settings import load_settings  # noqa: E402
 from sage.timing import percentile  # noqa: E402
 
 DEFAULT_DIR = Path(tempfile.gettempdir()) / "census-sage-bench-scale"
-DEFAULT_QUESTIONS = ROOT / "tests" / "data" / "offline_probe6.jsonl"
+DEFAULT_QUESTIONS = ROOT / "tests" / "data" / "questions" / "offline_probe6.jsonl"
 SOURCE = "synthetic-benchmark"
 MARKER = "bench-scale-synthetic"  # its sage.data_loads entry: the synthetic rows are there
 LINES_PER_TABLE = 24
