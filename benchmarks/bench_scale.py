@@ -15,8 +15,8 @@ Two benchmark databases, each in its own embedded PostgreSQL data directory unde
   The retrieval index is refreshed afterwards, as ``census fetch`` would.
 
 Then the same fixed list of state and county questions (``--questions``, by default
-``tests/data/questions/offline_probe6.jsonl``, the development set's mix) is asked of both through the whole offline path,
-``sage.agent.ask(question, settings, planner="offline", record=False)``, ``--repeat`` times after one warm-up
+``tests/data/questions/offline_probe6.jsonl``, the development set's mix) is asked of both through the whole offline
+path, ``sage.agent.ask(question, settings, planner="offline", record=False)``, ``--repeat`` times after one warm-up
 question, and the script reports p50/p95 of the whole question and of each stage (retrieve, plan, guard, execute),
 the ratio scale/shipped of the whole-question p50 (target: at most 2), and the one-off costs a process pays once
 per database: the semantic layer's coverage query (``load_measures``) and the offline planner's catalog
