@@ -118,8 +118,18 @@ def open_app(browser, url: str, *, width: int = 1440, height: int = 1000, timeou
     return page
 
 
+def wait_idle(page, *, timeout_ms: int = 60_000) -> None:
+    """Until the script run in progress (a click's rerun) has finished: no "Running..." icon and no stale element
+    left on the page. Counting the messages during a rerun counts stale copies too, and the next answer would be
+    looked for at the wrong place."""
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid^=\"stStatusWidgetRunning\"]') && "
+        "!document.querySelector('[data-stale=\"true\"]')", timeout=timeout_ms)
+
+
 def ask(page, question: str, *, timeout_ms: int = 60_000):
     """Type ``question``, press Enter, wait until the answer is drawn; the assistant message and the seconds."""
+    wait_idle(page, timeout_ms=timeout_ms)
     messages = page.locator('[data-testid="stChatMessage"]')
     before = messages.count()
     box = page.locator('[data-testid="stChatInputTextArea"]')
