@@ -227,7 +227,11 @@ class Catalog:
 
     def unit(self, geo_id: str) -> Unit | None:
         """The row of a coded level with this GEO_ID (None when that level is not loaded)."""
-        return next((u for us in self.units.values() for u in us if u.geo_id == geo_id), None)
+        return self.unit_by_id.get(geo_id)
+
+    @functools.cached_property
+    def unit_by_id(self) -> dict[str, Unit]:
+        return {u.geo_id: u for us in self.units.values() for u in us}
 
     def measure(self, name: str) -> Measure | None:
         return next((m for m in self.measures if m.name == name), None)
@@ -401,9 +405,10 @@ def _read(settings, key: str) -> Catalog:
                   periods={code: tuple(v) for code, v in periods.items()},
                   earlier_rows={(code, v): frozenset(ids) for code, v, ids, _ in earlier},
                   earlier_moe=frozenset((code, v) for code, v, _, n in earlier if n))
+    units: dict[str, list[Unit]] = {}
     for row in unit_rows:
-        cat.units.setdefault(row[1], ())
-        cat.units[row[1]] += (Unit(*row),)
+        units.setdefault(row[1], []).append(Unit(*row))
+    cat.units = {level: tuple(rows) for level, rows in units.items()}
     with _catalog_lock:
         _catalogs[key] = cat
     return cat

@@ -150,8 +150,7 @@ def _named_units(p: Parse, cat: Catalog, level: str, district_state: str | None)
                 raise Decline("tract numbers repeat from county to county: name the county (“tract 11.01 in Travis "
                               "County, TX”).", _suggestions(level, p))
             code = f"{int(mt.group(1)):04d}{int((mt.group(2) or '0').ljust(2, '0')):02d}"
-            geo_id = f"1400000US{counties[0].geo_id[-5:]}{code}"
-            u = next((u for u in rows if u.geo_id == geo_id), None)
+            u = cat.unit(f"1400000US{counties[0].geo_id[-5:]}{code}")
             if u is None:
                 raise Decline(f"{counties[0].label} has no census tract {mt.group(0).split()[-1]} in the data.",
                               _suggestions(level, p))
