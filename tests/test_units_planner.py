@@ -135,3 +135,28 @@ def test_a_unit_frame_survives_the_question_log(us):
     frame = Query.from_dict(answer.frame, cat)
     assert [u.geo_id for u in frame.geo.units] == ["5001800US4821", "5001800US4810"]
     assert Query.from_dict(frame.to_dict(), cat) == frame
+
+
+def test_follow_ups_name_another_unit_by_its_code(us):
+    first = ask(us, "median household income in TX-21")
+    second = agent.ask("and population?", us, planner="offline", record=False, context=[first.as_prior()])
+    assert second.answered and second.result.rows[0][1] == "5001800US4821"
+    assert second.result.rows[0][2] == value(us, "5001800US4821", "B01003_001E")
+    third = agent.ask("what about TX-10?", us, planner="offline", record=False,
+                      context=[first.as_prior(), second.as_prior()])
+    assert third.answered, third.to_dict()
+    assert third.assumptions[0] == "Read as: population, Congressional District 10 (118th Congress), Texas."
+    assert [r[1] for r in third.result.rows] == ["5001800US4810"]  # not Texas: "TX-10" is a district
+    both = agent.ask("and TX-21 too?", us, planner="offline", record=False,
+                     context=[first.as_prior(), second.as_prior(), third.as_prior()])
+    assert both.answered and sorted(r[1] for r in both.result.rows) == ["5001800US4810", "5001800US4821"]
+    later = agent.ask("how has that changed since 2014-2018 in TX-10?", us, planner="offline", record=False,
+                      context=[third.as_prior()])
+    assert later.declined and "latest period" in later.decline
+
+
+def test_a_follow_up_naming_a_level_that_is_not_loaded_names_its_fetch(settings):
+    first = agent.ask("median household income in Travis County TX", settings, planner="offline", record=False)
+    answer = agent.ask("what about TX-21?", settings, planner="offline", record=False, context=[first.as_prior()])
+    assert answer.declined and answer.decline_kind == "needs_fetch", answer.to_dict()
+    assert answer.fetch == {"tables": ["B19013"], "vintage": 2023, "geographies": ["cd"], "states": ["TX"]}

@@ -29,6 +29,7 @@ from .places import find_places
 from .ranking import read_rank
 from .scope import read_scope
 from .thresholds import find_thresholds
+from .units import unit_edit
 from .vocabulary import FIFTY, LEVEL_PLURAL, join_words, mask, nice_name
 
 #: how a follow-up starts ("and ...?", "what about ...", "same for ...", "now ...")
@@ -85,6 +86,10 @@ def read_followup(question: str, prior: Query, cat: Catalog, chunks: Sequence[Ch
     if re.search(r"\b(share|percent\w*|proportion|%) of (the )?(total |overall )?(pop|population|people|residents|"
                  r"everyone)\b", p.t):
         measures = [m for m in measures if m.name != "population"]
+    # "what about TX-10?", "and ZIP 78702 too?": a unit named by its code, for the same measures
+    edit = unit_edit(p, cat, prior, measures, bool(_ADD.search(p.t)))
+    if edit is not None:
+        return edit
     starts = bool(_START.search(p.t))
     among = _AMONG.search(p.t)
     level_word = LEVEL_PLURAL.search(mask(p.t, p.blocked)) or _PLACE_WORDS.search(mask(p.t, p.blocked))

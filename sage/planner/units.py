@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import re
 
+from ..census.semantic import Measure
 from ..text import normalize
 from ..types import DisplayHint
 from .catalog import Catalog, Unit
 from .declines import Decline
 from .frame import GeoSet, Op, Query, Rank
-from .localities import LEVEL_NAMES
+from .localities import LEVEL_NAMES, coded_level, coded_level_decline
 from .measures import implied_measure
 from .parsed import Parse
 from .ranking import read_rank
@@ -35,6 +36,8 @@ _TRACT = re.compile(r"\b(?:census\s+)?tract\s+(?:no\.?\s*|number\s+|#\s*)?(\d{1,
 #: the words around a metro area's principal city ("metro Atlanta", "the Atlanta metro area", "Atlanta MSA")
 _METRO_WORD = re.compile(r"\b(?:metro(?:politan)?(?:\s+(?:statistical\s+)?areas?)?|msa|cbsa|micropolitan(?:\s+areas?)?|"
                          r"metro\s+region)\b")
+#: a period named ("2014-2018", "in 2019"): the latest period is all this reader gives
+_PERIOD = re.compile(r"\b(19|20)\d\d\s*(-|to|through)\s*(19|20)?\d\d\b|\b(in|for|during|of)\s+(19|20)\d\d\b")
 #: a set of the level, not one of it
 _PLURAL = re.compile(r"\b(metro(politan)? areas|micropolitan areas|metros|msas|cbsas|census tracts|tracts|zip codes|"
                      r"zips|zctas|postal codes|congressional districts|house districts|districts)\b")
@@ -52,10 +55,7 @@ def unit_query(p: Parse, cat: Catalog, level: str, asked: str, district_state: s
     what = LEVEL_NAMES[level]
     masked = mask(p.t, p.blocked)
     suggestions = _suggestions(level, p)
-    if p.periods or p.change or _BEYOND.search(masked):
-        raise Decline(f"for {what} the offline planner gives values and rankings of the latest period; a change, "
-                      "another period, a share or a total of them is beyond it (the Claude planner, with "
-                      "ANTHROPIC_API_KEY set, reads them all).", suggestions)
+    _check_scope(p, level, masked, suggestions)
     measures = [m.measure for m in p.strong()]
     if not measures:
         implied = implied_measure(masked, cat)
@@ -65,18 +65,7 @@ def unit_query(p: Parse, cat: Catalog, level: str, asked: str, district_state: s
     if not measures:
         raise Decline(f"“{asked}”: which figure? Name it (population, median household income, poverty rate, ...).",
                       suggestions)
-    lacking = [m for m in measures if not m.has_rows(level)]
-    if lacking:
-        tables = sorted({c.split("_")[0] for m in lacking for c in m.codes})
-        abbrs = sorted({pl.state.abbr for pl in p.places}) if level in ("cd", "tract") else []
-        fetch: dict = {"tables": tables, "vintage": 2023, "geographies": [level]}
-        if abbrs:
-            fetch["states"] = abbrs
-        command = (f"python -m sage census fetch --vintage 2023 --tables {','.join(tables)} --geographies {level}"
-                   + (f" --states {','.join(abbrs)}" if abbrs else ""))
-        raise Decline(f"{join_words([nice_name(m) for m in lacking])} has no rows for {what} here (they are loaded "
-                      f"for other tables only). Load it with `{command}`, then ask again.", suggestions,
-                      kind="needs_fetch", fetch=fetch)
+    _check_rows(p, level, measures, suggestions)
     notes = [_level_note(level)]
     units = _named_units(p, cat, level, district_state)
     if units:
@@ -112,6 +101,58 @@ def unit_query(p: Parse, cat: Catalog, level: str, asked: str, district_state: s
         notes.append(f"No number given, so showing {n}.")
     return Query(Op.RANK, tuple(measures), geo, rank=Rank(measures[0], direction == "DESC", n, n_given),
                  notes=tuple(notes + p.notes))
+
+
+def unit_edit(p: Parse, cat: Catalog, prior: Query, measures: list[Measure], add: bool) -> Query | None:
+    """A follow-up naming a unit by its code ("what about TX-10?", "and ZIP 78702 too?"): the measures asked, or the
+    previous answer's, for that unit (beside the previous units when it adds one).  None when it names no unit;
+    :class:`Decline` when its level has no rows (the fetch) or the unit is not in the data."""
+    found = coded_level(p, cat)
+    if found is None:
+        return None
+    level, asked, district_state = found
+    if level not in cat.levels:
+        decline = coded_level_decline(p, cat, p.t, measures or list(prior.measures))
+        if decline is not None:
+            raise decline
+        return None
+    units = _named_units(p, cat, level, district_state)
+    if not units:
+        return None
+    _check_scope(p, level, mask(p.t, p.blocked), _suggestions(level, p))
+    measures = measures or list(prior.measures)
+    _check_rows(p, level, measures, _suggestions(level, p))
+    base = prior.geo.units if add and prior.geo.level == level else ()
+    chosen = tuple(dict.fromkeys((*base, *units)))
+    hint: DisplayHint = "big" if len(chosen) == 1 and len(measures) == 1 else ("table" if len(chosen) == 1 else "bar")
+    return Query(Op.LIST, tuple(measures), GeoSet(level=level, units=chosen), display=hint,
+                 notes=(_level_note(level), f"{'; '.join(u.name for u in chosen)}: by GEO_ID "
+                                            f"({', '.join(u.geo_id for u in chosen)})."))
+
+
+def _check_scope(p: Parse, level: str, masked: str, suggestions: list[str]) -> None:
+    if p.periods or p.change or _BEYOND.search(masked) or _PERIOD.search(masked):
+        raise Decline(f"for {LEVEL_NAMES[level]} the offline planner gives values and rankings of the latest period; "
+                      "a change, another period, a share or a total of them is beyond it (the Claude planner, with "
+                      "ANTHROPIC_API_KEY set, reads them all).", suggestions)
+
+
+def _check_rows(p: Parse, level: str, measures: list[Measure], suggestions: list[str]) -> None:
+    """A measure without rows at ``level``: the fetch that would add them (``needs_fetch``)."""
+    lacking = [m for m in measures if not m.has_rows(level)]
+    if not lacking:
+        return
+    what = LEVEL_NAMES[level]
+    tables = sorted({c.split("_")[0] for m in lacking for c in m.codes})
+    abbrs = sorted({pl.state.abbr for pl in p.places}) if level in ("cd", "tract") else []
+    fetch: dict = {"tables": tables, "vintage": 2023, "geographies": [level]}
+    if abbrs:
+        fetch["states"] = abbrs
+    command = (f"python -m sage census fetch --vintage 2023 --tables {','.join(tables)} --geographies {level}"
+               + (f" --states {','.join(abbrs)}" if abbrs else ""))
+    raise Decline(f"{join_words([nice_name(m) for m in lacking])} has no rows for {what} here (they are loaded "
+                  f"for other tables only). Load it with `{command}`, then ask again.", suggestions,
+                  kind="needs_fetch", fetch=fetch)
 
 
 def _named_units(p: Parse, cat: Catalog, level: str, district_state: str | None) -> list[Unit]:
@@ -205,4 +246,4 @@ def _suggestions(level: str, p: Parse) -> list[str]:
     return out + ([f"What is the population of {state.name}?"] if state else [])
 
 
-__all__ = ["unit_query"]
+__all__ = ["unit_edit", "unit_query"]
