@@ -21,6 +21,7 @@ _MEASURE_TYPOS = (
     (r"\b(incom|imcome|icome|incone)\b", "income"),
     (r"\b(unemployement|unemploymnet|unemplyment|unemploment)\b", "unemployment"),
     (r"\b(povety|povert|poverity)\b", "poverty"),
+    (r"\b(vaule|valeu|vlaue|vaue)\b", "value"),
 )
 
 

@@ -320,7 +320,8 @@ def find_unknown_places(p: Parse, cat: Catalog) -> None:
             continue
         nxt = tokens[i + 1][0].lower() if i + 1 < len(tokens) else ""
         # the first word is capitalised anyway; it is a place when a list of places follows ("Fairfax vs ...")
-        lead = i == 0 and word[0].isupper() and nxt in JOINERS and bool(counties_named(low, cat))
+        lead = i == 0 and word[0].isupper() and nxt in JOINERS and bool(counties_named(low, cat)
+                                                                        or cat.localities_named(low))
         # "Austin city vs Travis County": a first word that is a place's name, with the kind of place after it
         lead = lead or (i == 0 and (word[0].isupper() or nxt == "proper") and nxt in ("city", "town", "village",
                                                                                "cdp", "proper")

@@ -114,6 +114,8 @@ def describe(q: Query) -> str:
     within = f" in {join_words([s.name for s in geo.within])}" if geo.within else ""
     if geo.in_counties:
         within = f" in {join_words([c.label for c in geo.in_counties])}"
+    if geo.in_states_of is not None:
+        within = " in the state of the previous answer"
     if geo.units and q.op is Op.LIST:  # "ZIP 78701", "TX-21": named by code
         return f"{what}, {join_words([u.name for u in geo.units])}" + (
             f" (as a {'bar chart' if q.display == 'bar' else q.display})" if q.display not in (None, "big") else "")
@@ -143,6 +145,8 @@ def describe(q: Query) -> str:
     elif q.op is Op.LIST:
         single = _SINGULAR.get(plural, plural)
         out = f"{what} of {'every ' + single if not conds else plural}{within}{conds}"
+        if geo.among is not None:
+            out = f"{what}, the {plural} of the previous answer{conds}"
     elif q.op is Op.COUNT:
         out = f"number of {plural}{within}{conds}"
     elif q.op is Op.TOTAL:
@@ -182,6 +186,8 @@ def describe(q: Query) -> str:
                    f"{span}")
     else:
         out = what
+    if len(q.periods) == 1 and q.measures and q.periods[0] != q.measures[0].vintage:
+        out += f", {q.periods[0]}"  # another period than the latest, asked
     if q.display:
         out += f" (as a {'bar chart' if q.display == 'bar' else q.display})"
     return out

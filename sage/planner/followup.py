@@ -15,16 +15,19 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
-from ..census.semantic import Measure
+from ..census.semantic import Measure, load_gaps
 from ..text import normalize
 from ..types import Chunk, DisplayHint
+from .bare_names import find_unknown_places
 from .catalog import Catalog, counties_named
 from .declines import Decline
 from .followup_time import PERCENT, time_edit
 from .frame import Condition, GeoSet, Op, Query, Rank
-from .localities import places_with_figures
+from .localities import LEVEL_NAMES, places_with_figures
 from .measures import find_measures, people_changed
 from .parsed import Parse, Place
+from .parser import in_state
+from .periods import CHANGE_WORDS, dollar_words
 from .places import find_places
 from .ranking import read_rank
 from .scope import read_scope
@@ -40,8 +43,11 @@ _START = re.compile(
     r"what if|make it|switch to|change (it|that) to|do the same|do it for|for)\b")
 #: words that point back at the previous answer
 _BACK = re.compile(r"\b(that|those|these|them|it|same|instead|too|as well|previous|last one|above)\b")
-_AMONG = re.compile(r"\b(which|what|who)\s+(one\s+)?of\s+(those|these|them|the above)\b|\b(of|among|from)\s+"
-                    r"(those|these|them|the above|that list)\b")
+_AMONG = re.compile(
+    r"\b(which|what|who)\s+(one\s+)?of\s+(those|these|them|the above)\b|\b(of|among|from)\s+"
+    r"(those|these|them|the above|that list)\b|\b(in|for|across)\s+(those|these)\s+(((two|three|four|five|six|"
+    r"seven|eight|nine|ten|\d+)(\s+(states|counties|cities|places|towns))?)|states|counties|cities|"
+    r"places|towns)\b(?!\s+of\b)|\b(in|for)\s+(those|these)\s*[?.!]*\s*$|\beach of (those|these|them)\b")
 _ADD = re.compile(r"\b(compare (that|it|this|them|those) (to|with|against)|compared? (to|with|against)|versus|vs|"
                   r"add|plus|and also|along with|next to|alongside|side by side|stack up)\b|\b(too|as well)\s*\??$")
 _DISPLAY: list[tuple[re.Pattern[str], DisplayHint]] = [
@@ -61,8 +67,10 @@ def is_followup(question: str) -> bool:
     return bool(_START.search(t) or _AMONG.search(t) or len(t.split()) <= 4 or _BACK.search(t))
 
 
-def read_followup(question: str, prior: Query, cat: Catalog, chunks: Sequence[Chunk] = ()) -> Query | None:
-    """The previous frame edited as ``question`` asks, or None when ``question`` stands on its own.
+def read_followup(question: str, prior: Query, cat: Catalog, chunks: Sequence[Chunk] = (),
+                  before: Query | None = None) -> Query | None:
+    """The previous frame edited as ``question`` asks, or None when ``question`` stands on its own.  ``before`` is
+    the frame before ``prior`` (for "per capita income for both" after "and LA County?").
 
     Raises :class:`Decline` for a follow-up that cannot be mapped onto ``prior``."""
     tc = normalize(question)
@@ -70,8 +78,21 @@ def read_followup(question: str, prior: Query, cat: Catalog, chunks: Sequence[Ch
     read_scope(p, cat)
     try:
         find_places(p, cat)
-    except Decline:
-        if not _START.search(p.t):
+        # the names of the places already in the conversation ("swap in Howard County for Montgomery") are theirs
+        p.blocked.extend(mt.span() for pl in prior.geo.places for mt in re.finditer(
+            r"\b" + re.escape(pl.label.split(",")[0].split()[0].lower()) + r"\b", p.t))
+        find_unknown_places(p, cat)  # a city named bare ("and Tulsa?"): a place like any other, or asked which
+    except Decline as exc:
+        home = {pl.state.fips: pl.state for pl in prior.geo.places} | {st.fips: st for st in prior.geo.within}
+        if exc.kind == "ambiguous" and len(home) == 1:
+            # "how many people live in Phoenix right now?" in a conversation about Arizona: the one there
+            (state,) = home.values()
+            tc = normalize(in_state(question, state))
+            p = Parse(question=question, tc=tc, t=tc.lower())
+            read_scope(p, cat)
+            find_places(p, cat)
+            find_unknown_places(p, cat)
+        elif not _START.search(p.t) or exc.kind == "ambiguous":
             raise
     p.places = [pl for pl in p.places if not any(a <= pl.span[0] < b for a, b in p.scope_spans)]
     find_measures(p, cat, chunks)
@@ -80,6 +101,12 @@ def read_followup(question: str, prior: Query, cat: Catalog, chunks: Sequence[Ch
     except Decline:
         p.thresholds = []
     measures = [m.measure for m in p.strong()]
+    if not measures:  # "and what is the average commute time in those states?": a topic the data lacks
+        gap = next(((g, mt) for g in load_gaps() if not g.lifted_by(measures)
+                    for mt in [g.find(mask(p.t, p.blocked + dollar_words(p.t)), [])] if mt), None)
+        if gap is not None:
+            raise Decline(f"the shipped census extract has no data on {gap[0].topic} (asked: “{gap[1].group(0)}”).",
+                          _suggest(prior))
     if not measures and (people := people_changed(mask(p.t, p.blocked), cat)) is not None:
         measures = [people]  # "which 5 Texas counties added the most people ...": population, named
     # "as a share of total pop?": the population named is the whole of a share, not a measure asked for
@@ -92,7 +119,8 @@ def read_followup(question: str, prior: Query, cat: Catalog, chunks: Sequence[Ch
         return edit
     starts = bool(_START.search(p.t))
     among = _AMONG.search(p.t)
-    level_word = LEVEL_PLURAL.search(mask(p.t, p.blocked)) or _PLACE_WORDS.search(mask(p.t, p.blocked))
+    level_word = LEVEL_PLURAL.search(mask(p.t, p.blocked)) or _PLACE_WORDS.search(mask(p.t, p.blocked)) or \
+        _EVERY.search(mask(p.t, p.blocked))
     if level_word and re.search(r"\b(those|these|the|both|them|same)\s+(\w+\s+)?$", p.t[:level_word.start()]):
         level_word = None  # "in those two cities": the places of the previous answer, not a new set
     standalone = measures and (p.places or level_word) and not starts and not among and not _BACK.search(p.t)
@@ -101,11 +129,16 @@ def read_followup(question: str, prior: Query, cat: Catalog, chunks: Sequence[Ch
 
     q = prior
     changed: list[str] = []
+    if prior.op is Op.CHANGE and _NOW.search(p.t) and not CHANGE_WORDS.search(p.t):
+        # "then just tell me how many people live there right now": the latest value, not the change
+        q = Query(Op.VALUE if prior.geo.places else Op.LIST, prior.measures, replace(prior.geo, among=None))
+        changed.append("period")
     masked = mask(p.t, p.blocked)
 
     # ---- "which of those has the lowest unemployment rate?": a ranking among the previous answer's places;
     # "of those, which have a poverty rate above 35%?": the ones that also meet a condition
-    if among and prior.op is Op.CHANGE and prior.change is not None:
+    new_measure = bool(measures) and not set(measures) <= set(prior.measures)
+    if among and prior.op is Op.CHANGE and prior.change is not None and not new_measure:
         # "did any of them lose population?", "which of those grew fastest?": the same change, kept or ranked
         lose = re.search(r"\b(lose|lost|losing|decline\w*|shr[aiu]nk\w*|fell|drop\w*|decrease\w*)\b", p.t)
         gain = re.search(r"\b(gain\w*|grew|grow\w*|add\w*|increase\w*|rose|rise)\b", p.t)
@@ -124,7 +157,8 @@ def read_followup(question: str, prior: Query, cat: Catalog, chunks: Sequence[Ch
         if lose or gain:
             return prior.edit(rank=None, geo=shown, change=replace(prior.change, keep="loss" if lose else "gain"))
     if among:
-        if prior.op not in (Op.VALUE, Op.RANK, Op.LIST) or not (prior.geo.places or prior.geo.is_set):
+        if prior.op not in (Op.VALUE, Op.RANK, Op.LIST, Op.CHANGE) or not (prior.geo.places or prior.geo.is_set) or (
+                prior.op is Op.CHANGE and (prior.sums or (prior.change is not None and prior.change.count))):
             raise _cannot(question, prior, "the previous answer has no list of places to choose among")
         level = prior.geo.level if prior.geo.level != "mixed" else "county"
         geo = GeoSet(level=level, among=prior)
@@ -133,6 +167,12 @@ def read_followup(question: str, prior: Query, cat: Catalog, chunks: Sequence[Ch
                                      th.text, th.unit) for th in p.thresholds if th.measure is not None
                            or (prior.measures and th.unit != "percent"))
         chosen = tuple(dict.fromkeys([*measures, *(c.measure for c in conditions)])) or prior.measures
+        lacking = [m for m in chosen if not m.has_rows(level)]
+        if lacking:  # "the median rent in these two cities": places have population and housing units only
+            what = join_words([nice_name(m) for m in lacking])
+            where = LEVEL_NAMES.get(level, LEVEL_PLURAL_NAMES.get(level, level))
+            raise Decline(f"the data has no {what} for {where} (for Census places: population and housing units "
+                          "only); nothing else is shown instead.", _suggest(prior))
         timed = time_edit(p, prior, cat, list(chosen[:1]), masked)
         if timed is not None:  # "of those, which grew fastest in percent since 2014-2018?"
             _, n1, n1_given = read_rank(p, masked, list(chosen[:1]))
@@ -141,7 +181,7 @@ def read_followup(question: str, prior: Query, cat: Catalog, chunks: Sequence[Ch
             return timed.edit(geo=geo, notes=(*timed.notes, *note))
         masked_rank = mask(masked, [th.span for th in p.thresholds])
         direction, n, n_given = read_rank(p, masked_rank, list(chosen))
-        if conditions and not direction:
+        if not direction:  # "how many housing units does each of those have?": every one of them, no ranking
             return Query(Op.LIST, chosen, geo, conditions=conditions, display=_display(p.t), notes=note)
         by = chosen[0]
         if direction is None:
@@ -165,9 +205,19 @@ def read_followup(question: str, prior: Query, cat: Catalog, chunks: Sequence[Ch
     # ---- a set named by a level word: "now show the same for all Texas counties"
     places = _resolve_ambiguous(list(p.places), prior)
     if level_word and not among:
-        level = "state" if level_word.group(1) == "states" else (
-            "place" if _PLACE_WORDS.fullmatch(level_word.group(0)) else "county")
+        word = level_word.group(0).split()[-1]
+        level = "state" if word in ("states", "state") else (
+            "place" if _PLACE_WORDS.fullmatch(word) else "county")
         states = tuple(pl.state for pl in places if pl.level == "state")
+        of_that = None
+        if level in ("county", "place") and not states and _THAT_STATE.search(p.t) and prior.geo.level == "state":
+            # "the 3 lowest counties inside that state": the state of the previous answer
+            if len(prior.geo.places) == 1:
+                states = (prior.geo.places[0].state,)
+            elif prior.op is Op.RANK and prior.rank is not None and prior.rank.n == 1 and prior.geo.is_set:
+                of_that = prior
+            else:
+                raise _cannot(question, prior, "the previous answer has several states; name the one you mean")
         same_set = prior.geo.is_set and prior.geo.level == level and prior.op in (Op.RANK, Op.LIST, Op.COUNT, Op.TOTAL)
         if q.op is Op.CHANGE:  # "and which Texas counties lost the most?": the same change over the set named
             if level == "place":
@@ -189,7 +239,8 @@ def read_followup(question: str, prior: Query, cat: Catalog, chunks: Sequence[Ch
         elif level in ("county", "place") or not states:
             q = q.edit(op=Op.LIST if q.op not in (Op.RANK,) else q.op, conditions=(), with_us=False, per_n=None,
                        geo=GeoSet(level=level, within=states if level in ("county", "place") else (),
-                                  exclude=prior.geo.exclude if prior.geo.is_set else frozenset()),
+                                  exclude=prior.geo.exclude if prior.geo.is_set else frozenset(),
+                                  in_states_of=of_that),
                        rank=replace(q.rank, by=q.measures[0]) if q.rank else None)
             places = [pl for pl in places if pl.level != "state"]
             changed.append("set")
@@ -198,6 +249,19 @@ def read_followup(question: str, prior: Query, cat: Catalog, chunks: Sequence[Ch
     if _NATIONWIDE.search(masked) and q.geo.is_set and q.geo.within:
         q = q.edit(geo=replace(q.geo, within=()))
         changed.append("set")
+
+    # ---- "per capita income for both": the place of the turn before joins the previous one
+    if not places and _BOTH.search(p.t) and len(q.geo.places) == 1 and before is not None and \
+            len(before.geo.places) == 1 and before.geo.places[0].geo_id != q.geo.places[0].geo_id:
+        q = q.edit(geo=replace(q.geo, places=(before.geo.places[0], q.geo.places[0]),
+                               level=q.geo.level if before.geo.places[0].level == q.geo.level else "mixed"))
+        changed.append("places")
+        pick = re.search(r"\bwhich\b.*\b(faster|fastest|more|most|bigger|biggest|larger|largest|slower|slowest|"
+                         r"less|least|smaller|smallest)\b", p.t)
+        if pick and q.op is Op.CHANGE and q.change is not None:  # "which of the two grew faster?": the one
+            down = pick.group(1) in ("slower", "slowest", "less", "least", "smaller", "smallest")
+            q = q.edit(rank=Rank(q.measures[0], not down, 1),
+                       change=replace(q.change, by="pct_change" if PERCENT.search(p.t) else q.change.by))
 
     # ---- a bare name of a county in the conversation's state ("fairfax county?" then "arlington")
     if not places and not measures and not p.thresholds:
@@ -251,13 +315,14 @@ def read_followup(question: str, prior: Query, cat: Catalog, chunks: Sequence[Ch
     # ---- N and the direction
     if q.op in (Op.RANK, Op.LIST) and not among:
         direction, n, n_given = read_rank(p, masked, list(q.measures))
-        bare_n = re.search(r"\b(make it|show|give me|change (it|that) to|just|only)\s+(the\s+)?(?P<n>\d{1,3})\b",
-                           masked) or \
+        bare_n = re.search(r"\b(make it|show|give me|change (it|that) to|just|only)\s+(the\s+)?(?P<n>\d{1,3})\b"
+                           r"(?!\s*(states|us states|contiguous|lower))", masked) or \
             re.fullmatch(r"\s*(?P<n>\d{1,3})\s*(instead|please)?\s*\??\s*", masked)
         if not n_given and bare_n:
             n, n_given = int(bare_n.group("n")), True
         if direction or n_given:
-            base = q.rank or Rank(q.measures[0], True, 10)
+            # a new ranking takes the reader's N ("which state is the lowest": one); an old one keeps its own
+            base = q.rank or Rank(q.measures[0], True, n)
             q = q.edit(op=Op.RANK, rank=replace(base, descending=(direction or ("DESC" if base.descending else "ASC"))
                                                 == "DESC", n=n if n_given else base.n, n_given=n_given or base.n_given))
             changed.append("ranking")
@@ -326,6 +391,16 @@ def read_followup(question: str, prior: Query, cat: Catalog, chunks: Sequence[Ch
     return q.edit(notes=tuple(n for n in q.notes if not n.startswith("Among the places")))
 
 
+LEVEL_PLURAL_NAMES = {"county": "counties", "state": "states"}
+#: the latest period, said in words
+_NOW = re.compile(r"\b(right now|currently|these days|nowadays|today|at the moment|as of now|at present)\b|"
+                  r"\bnow\s*[?.!]*\s*$")
+#: a set named by a singular level word: "show every state on a map", "which state is the lowest?"
+_EVERY = re.compile(r"\b(every|all(\s+the)?)\s+(state|county)\b(?!'?s)|\bwhich\s+(state|county)\b(?!'?s)")
+#: the one state of the previous answer
+_THAT_STATE = re.compile(r"\b(that|this|the same|its|the)\s+state\b")
+#: the two places named one after the other
+_BOTH = re.compile(r"\b(both|the two|both of them|the pair)\b")
 _SIGNIFICANCE = re.compile(r"\b(significant\w*|statistically|margin of error|margins of error|sampling (error|noise)|"
                            r"real (difference|gap|change|increase|decrease)|within the margin|meaningful)\b")
 _ALTOGETHER = re.compile(r"\b(altogether|all together|combined|in total|total|add(ed)? up|together)\b")

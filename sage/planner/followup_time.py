@@ -13,6 +13,7 @@ from dataclasses import replace
 from ..census.semantic import Measure
 from .catalog import Catalog
 from .frame import Op, Query, Rank
+from .intent import in_period
 from .parsed import Parse
 from .ranking import read_rank
 
@@ -66,8 +67,7 @@ def time_edit(p: Parse, q: Query, cat: Catalog, measures: list[Measure], masked:
         if ABSOLUTE.search(masked) or re.search(r"\b(added|gained|lost) the most\b", masked):
             return q.edit(change=replace(ch, by="change"))
         if tmp.periods and not tmp.change:  # "what were they in 2014-2018?": that period's values
-            return Query(Op.VALUE, q.measures, q.geo, periods=tmp.periods,
-                         notes=(f"Period: ACS {tmp.periods[0]} 5-year estimates.",))
+            return in_period(Query(Op.VALUE if q.geo.places else Op.LIST, q.measures, q.geo), tmp.periods[0], cat, [])
         return None
     if not tmp.periods:
         return None
@@ -89,5 +89,5 @@ def time_edit(p: Parse, q: Query, cat: Catalog, measures: list[Measure], masked:
         if ranked and out.rank is None and not (out.change and out.change.keep):
             out = out.edit(rank=Rank(measures[0], True, 1))
         return out
-    period = tmp.periods[0]
-    return q.edit(periods=(period,), notes=(*q.notes, f"Period: ACS {period} 5-year estimates, as asked."))
+    # "what did that top 10 look like in 2014-2018?": the same question in that period, checked as in full
+    return in_period(q, tmp.periods[0], cat, [])

@@ -77,6 +77,9 @@ class GeoSet:
     units: tuple[Unit, ...] = ()
     #: the counties a set of tracts is kept to ("the census tracts of Travis County")
     in_counties: tuple[County, ...] = ()
+    #: the states of an earlier answer's places ("the 3 lowest counties in that state" after "which state is
+    #: the lowest?"): its frame, compiled to the ids of its places
+    in_states_of: Query | None = None
 
     @property
     def is_set(self) -> bool:
@@ -176,7 +179,8 @@ class Query:
                     "exclude": sorted(g.exclude), "independent_cities": g.independent_cities,
                     "place_kind": g.place_kind,
                     "among": g.among.to_dict() if g.among else None,
-                    "units": [u.geo_id for u in g.units], "in_counties": [c.geo_id for c in g.in_counties]}
+                    "units": [u.geo_id for u in g.units], "in_counties": [c.geo_id for c in g.in_counties],
+                    "in_states_of": g.in_states_of.to_dict() if g.in_states_of else None}
 
         return {
             "op": self.op.value, "measures": [m.name for m in self.measures], "geo": geo(self.geo),
@@ -216,7 +220,8 @@ class Query:
                           place_kind=d.get("place_kind", ""),
                           among=cls.from_dict(d["among"], cat) if d.get("among") else None,
                           units=tuple(unit(x) for x in d.get("units", [])),
-                          in_counties=tuple(county(x) for x in d.get("in_counties", [])))
+                          in_counties=tuple(county(x) for x in d.get("in_counties", [])),
+                          in_states_of=cls.from_dict(d["in_states_of"], cat) if d.get("in_states_of") else None)
 
         def unit(geo_id: str) -> Unit:
             u = cat.unit(geo_id)

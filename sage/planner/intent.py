@@ -10,6 +10,7 @@ questions it can answer.  It writes no SQL: :mod:`.compile` does, from the frame
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from ..census.semantic import Measure
 from .catalog import Catalog, counties_named
@@ -69,24 +70,41 @@ def build_query(p: Parse, cat: Catalog) -> Query:
 
 
 def _in_period(p: Parse, cat: Catalog, q: Query) -> Query:
-    """The frame read in the one earlier period the question names ("in 2014-2018", "in 2018"), when that is not
-    the measures' latest.  Values, rankings, lists, counts and totals can be; anything else is declined rather
-    than answered for the latest period."""
+    """The frame read in the one earlier period the question names ("in 2014-2018", "in 2018")."""
     if len(p.periods) != 1 or q.op is Op.CHANGE or all(m.vintage == p.periods[0] for m in q.measures):
         return q
-    period = p.periods[0]
+    return in_period(q, p.periods[0], cat, topic_suggestions(p, cat))
+
+
+def in_period(q: Query, period: str, cat: Catalog, suggestions: list[str]) -> Query:
+    """``q`` in ``period`` when that is not the measures' latest — for a question in full and for a follow-up
+    ("what did that top 10 look like in 2014-2018?").  Values, rankings, lists, counts and totals can be; a share
+    whose own table total has one period is read over total population (the same count, which has both); anything
+    else, or a measure without that period, is declined rather than answered for the latest period or with
+    empty values."""
     if q.op not in (Op.VALUE, Op.RANK, Op.LIST, Op.COUNT, Op.TOTAL) or q.ratio or q.per_n or q.with_us or \
             q.geo.among is not None or any(not m.has_rows(q.geo.level) for m in q.measures if q.geo.level != "mixed"):
         raise Decline(f"for {period} the offline planner gives values, rankings, lists, counts and totals; this "
                       "question needs more than that. Ask it for the latest period, or ask for the change between "
-                      "the periods.", topic_suggestions(p, cat))
+                      "the periods.", suggestions)
+    swap = {m: cat.over_periods(m) for m in q.measures}
+    notes = [f"{alt.label}: over total population (B01003_001E) in {period} — the same count as its table's total, "
+             "which is loaded for the latest period only." for m, alt in swap.items() if alt is not m]
+    if notes:
+        q = q.edit(measures=tuple(swap[m] for m in q.measures),
+                   rank=replace(q.rank, by=swap.get(q.rank.by, q.rank.by)) if q.rank and q.rank.by else q.rank,
+                   conditions=tuple(replace(c, measure=swap.get(c.measure, c.measure)) for c in q.conditions),
+                   sums=tuple(swap.get(m, m) for m in q.sums))
+    lacking = [m for m in q.measures if period not in cat.periods_of(m)]
+    if lacking:
+        have = join_words([nice_name(m) + " (" + ", ".join(cat.periods_of(m)) + ")" for m in lacking])
+        raise Decline(f"the data has no {period} values of {have}.", suggestions)
     for pl in q.geo.places:
         for m in q.measures:
             if not cat.has_in(m, pl.geo_id, period):
-                raise Decline(f"{pl.label} has no {nice_name(m)} value for {period} in the data.",
-                              topic_suggestions(p, cat))
-    return q.edit(periods=(period,), notes=(*q.notes, f"Period: ACS {period} 5-year estimates, as asked (the "
-                                                         f"latest loaded is {q.measures[0].vintage})."))
+                raise Decline(f"{pl.label} has no {nice_name(m)} value for {period} in the data.", suggestions)
+    return q.edit(periods=(period,), notes=(*q.notes, *notes, f"Period: ACS {period} 5-year estimates, as asked "
+                                                              f"(the latest loaded is {q.measures[0].vintage})."))
 
 
 def _build(p: Parse, cat: Catalog) -> Query:

@@ -274,6 +274,18 @@ def pick_bare(cat: Catalog, key: str, p: Parse | None = None) -> Locality | None
         counties = []  # "the city of Miami": no county is meant
     if len(places) == 1 and any(c.population >= 10 * top.population for c in counties):
         return None
+    if p is not None and (len(places) > 1 or counties):
+        # "Portland (the Oregon one)", "Springfield, the one in Illinois": the state said right after the name
+        # (brackets are gone from the normalised text)
+        said = re.search(r"\b" + r"\W+".join(map(re.escape, key.split())) + r"\W+the\s+(?:(?P<st>[a-z][a-z .]*?)\s+"
+                         r"one|one\s+in\s+(?P<st2>[a-z][a-z .]*?))\b(?=\s*(?:$|[-,;:.?!]|and\b|or\b|vs\b))", p.t)
+        name = (said.group("st") or said.group("st2") or "").strip() if said else ""
+        st = (cat.state_by_key.get(name) or cat.state_by_abbr.get(name.upper())) if name else None
+        there = [x for x in places if st is not None and x.state.fips == st.fips]
+        if len(there) == 1 and said is not None:
+            # the state only said which one: it is no place of the question's own
+            p.places = [pl for pl in p.places if not (pl.level == "state" and said.start() <= pl.span[0] < said.end())]
+            return there[0]
     if len(places) > 1 or any(10 * c.population > top.population for c in counties):
         # "Austin city vs Travis County", "the city of Houston" in "Texas's population": the one place of that
         # name in the state the question names (by a state, or another place or county in it)
@@ -292,8 +304,8 @@ def pick_bare(cat: Catalog, key: str, p: Parse | None = None) -> Locality | None
             return top  # "more people in Fort Worth than in Tulsa": named beside cities, the city
         home = [c for c in counties if c.state.fips in named]
         if len(named) == 1 and (there or home):  # list only the readings in the state the question names
-            st = (there[0].state if there else home[0].state).name
-            raise ambiguous(key, there, f"in {st}", counties=home, p=p, cat=cat)
+            where = (there[0].state if there else home[0].state).name
+            raise ambiguous(key, there, f"in {where}", counties=home, p=p, cat=cat)
         raise ambiguous(key, places, counties=counties, p=p, cat=cat)
     return top
 

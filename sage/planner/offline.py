@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import replace
 
 from ..types import Chunk
 from .base import Attempt, Plan, PriorTurn
@@ -73,7 +72,8 @@ class OfflinePlanner:
             prior = _with_declined_measure(prior, context[-1].question, cat, chunks)
         followup = False
         try:
-            query = read_followup(question, prior, cat, chunks) if prior is not None else None
+            before = _prior_frame(context[:-1], cat) if prior is not None and len(context) > 1 else None
+            query = read_followup(question, prior, cat, chunks, before=before) if prior is not None else None
             followup = query is not None
             if query is None:
                 earlier = context[-1].question if context and prior is None else ""
@@ -117,12 +117,20 @@ class OfflinePlanner:
 
 
 def _with_declined_measure(prior: Query, declined: str, cat: Catalog, chunks: Sequence[Chunk]) -> Query:
-    """``prior`` with the one measure a declined later question named, if it named exactly one."""
+    """``prior`` with the one measure a declined later question named, if it named exactly one ("whats the median
+    income there?" about a city, then "ok, Sangamon County's then").  Only for named places: a ranking's measure
+    says which places "those five" are, and a topic the data lacks ("the average commute time in those states")
+    names no measure to carry."""
+    from ..census.semantic import load_gaps
     from ..text import normalize
     from .measures import find_measures
     from .parsed import Parse
 
+    if prior.op is not Op.VALUE:
+        return prior
     tc = normalize(declined)
+    if any(g.find(tc.lower(), []) for g in load_gaps()):
+        return prior
     p = Parse(question=declined, tc=tc, t=tc.lower())
     try:
         find_measures(p, cat, chunks)
@@ -132,8 +140,7 @@ def _with_declined_measure(prior: Query, declined: str, cat: Catalog, chunks: Se
     if len(named) != 1 or named[0] in prior.measures:
         return prior
     m = named[0]
-    return prior.edit(measures=(m,), rank=None if prior.rank is None else replace(prior.rank, by=m),
-                      sums=(m,) if prior.op is Op.TOTAL and m.additive else prior.sums)
+    return prior.edit(measures=(m,))
 
 
 def _prior_frame(context: Sequence[PriorTurn], cat: Catalog) -> Query | None:

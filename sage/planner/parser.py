@@ -58,7 +58,7 @@ def parse_question(question: str, chunks: Sequence[Chunk], cat: Catalog, earlier
     that has no frame to edit (it was declined): it lends its places and measure like a preamble does."""
     state = _only_a_state(question, cat) if earlier else None
     if state is not None:  # "the missouri one" after "which Kansas City?": the earlier question, in that state
-        question, earlier = _in_state(earlier, state), ""
+        question, earlier = in_state(earlier, state), ""
     context, ask = split_context(question)
     if earlier:  # an earlier question of the conversation lends what this one leaves open, like a preamble
         context = f"{earlier.rstrip('?.! ')}. {context}".strip()
@@ -86,7 +86,7 @@ _FILLER = frozenset("the one in i mean meant please ok okay sorry oh version cit
                     "thank you yes yeah no state".split())
 
 
-def _in_state(question: str, state: State) -> str:
+def in_state(question: str, state: State) -> str:
     """``question`` with ``state`` written after its last capitalised name ("how many housing units are in kansas
     city" -> "... kansas city, Missouri"), or at its end."""
     text = question.rstrip("?.! ")

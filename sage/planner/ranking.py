@@ -27,7 +27,10 @@ def read_rank(p: Parse, masked: str, measures: list[Measure]) -> tuple[str | Non
     """``(direction, n, n_given)``: ``direction`` is ``"DESC"``, ``"ASC"`` or None (no ranking asked)."""
     txt = mask(masked, [th.span for th in p.thresholds])
     desc = DESC_WORDS.search(txt)
-    asc = ASC_WORDS.search(txt)
+    # "at least a bachelor's degree" is a threshold word, no order
+    asc = next((a for a in ASC_WORDS.finditer(txt) if not (a.group(1) == "least" and re.search(r"\bat\s+$",
+                                                                                               txt[:a.start()]))),
+               None)
     # "more" / "fewer" / "higher" are comparisons when a threshold follows them
     direction = None
     if desc and asc:

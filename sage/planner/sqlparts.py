@@ -142,6 +142,11 @@ def set_filters(geo: GeoSet, alias: str = "g", ids_of: Callable[[Query], str] | 
     elif geo.place_kind == "cdp":  # census-designated places (Puerto Rico's are comunidades and zonas urbanas)
         out.append(f"({alias}.place_name LIKE '%CDP%' OR {alias}.place_name LIKE '%comunidad' "
                    f"OR {alias}.place_name LIKE '%zona urbana')")
+    if geo.in_states_of is not None:  # "the counties of that state": the states of the earlier answer's places
+        if ids_of is None:
+            raise ValueError("a set kept to an earlier answer's states needs ids_of")
+        out.append(f"{alias}.state_fips IN (SELECT pg.state_fips FROM public.geography AS pg WHERE pg.geo_id IN "
+                   f"(SELECT geo_id FROM ({ids_of(geo.in_states_of)}) AS earlier))")
     if geo.among is not None:  # "which of those ...": the places of the earlier answer
         if ids_of is None:
             raise ValueError("a set chosen among an earlier answer's places needs ids_of")
