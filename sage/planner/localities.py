@@ -351,13 +351,13 @@ def unknown_place(name: str, cat: Catalog, state: State | None = None) -> Declin
 
 
 #: a congressional district by its code ("TX-21", "NY-AL"), read from the question as written (the hyphen matters)
-_CD_CODE = re.compile(r"\b([A-Za-z]{2})-(\d{1,2}|al|at[- ]large)\b", re.IGNORECASE)
+CD_CODE = re.compile(r"\b([A-Za-z]{2})-(\d{1,2}|al|at[- ]large)\b", re.IGNORECASE)
 
 
 def coded_level(p: Parse, cat: Catalog, text: str | None = None) -> tuple[str, str, str | None] | None:
     """A level asked for by its code or kind (a ZIP code, "TX-21", a tract, a metro area): the level, the words
     that ask for it, and the postal code of a district's state; None when no such level is asked for."""
-    for mt in _CD_CODE.finditer(p.question):
+    for mt in CD_CODE.finditer(p.question):
         code = mt.group(1).upper()
         if code in cat.state_by_abbr and (mt.group(1).isupper() or mt.group(1).lower() not in WORDLIKE_ABBRS):
             return "cd", mt.group(0), code
@@ -443,6 +443,6 @@ def places_with_figures(places: list[Place], measures: list[Measure], cat: Catal
                               f"{pl.locality.label}")
     return out
 
-__all__ = ["ALIASES", "CODED_LEVELS", "LEVEL_NAMES", "ambiguous", "bare_locality", "coded_level",
+__all__ = ["ALIASES", "CD_CODE", "CODED_LEVELS", "LEVEL_NAMES", "ambiguous", "bare_locality", "coded_level",
            "coded_level_decline", "find_aliases", "find_full_names", "find_localities", "find_state_led",
            "is_place_word", "names_place_before", "pick_bare", "places_with_figures", "unknown_place"]

@@ -19,16 +19,12 @@ from ..types import DisplayHint
 from .catalog import Catalog, Unit
 from .declines import Decline
 from .frame import GeoSet, Op, Query, Rank
-from .localities import LEVEL_NAMES, coded_level, coded_level_decline
+from .localities import CD_CODE, CODED_LEVELS, LEVEL_NAMES, coded_level, coded_level_decline
 from .measures import implied_measure
 from .parsed import Parse
 from .ranking import read_rank
 from .vocabulary import join_words, mask, nice_name
 
-#: "ZIP 78701", "zip code 78701", "ZCTA5 78701"
-_ZIP = re.compile(r"\b(?:zip(?:\s*code)?|zcta5?|postal\s+code)\s*(?:area\s*)?(?:#|no\.?|number)?\s*(\d{5})\b")
-#: "TX-21", "NY-AL" (as written: the hyphen matters)
-_CD_CODE = re.compile(r"\b([A-Za-z]{2})-(\d{1,2}|al|at[- ]large)\b", re.IGNORECASE)
 #: "the 21st congressional district of Texas", "Texas's 21st district"
 _CD_ORDINAL = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)\s+(?:congressional\s+)?district\b")
 #: "tract 11", "census tract 11.01", "tract 0011.01"
@@ -160,7 +156,9 @@ def _named_units(p: Parse, cat: Catalog, level: str, district_state: str | None)
     rows = cat.units.get(level, ())
     out: list[Unit] = []
     if level == "zcta":
-        for mt in _ZIP.finditer(p.t):
+        for mt in CODED_LEVELS["zcta"].finditer(p.t):  # "ZIP 78701", "zip code 78701", "ZCTA5 78701"
+            if not mt.group(1):
+                continue  # "zip codes": the level, no code
             u = next((u for u in rows if u.geo_id.endswith("US" + mt.group(1))), None)
             if u is None:
                 raise Decline(f"ZIP code tabulation area {mt.group(1)} is not in the data (a ZIP code used only "
@@ -168,7 +166,7 @@ def _named_units(p: Parse, cat: Catalog, level: str, district_state: str | None)
             out.append(u)
     elif level == "cd":
         wanted: list[tuple[str, str]] = []
-        for mt in _CD_CODE.finditer(p.question):
+        for mt in CD_CODE.finditer(p.question):
             st = cat.state_by_abbr.get(mt.group(1).upper())
             if st is not None:
                 num = mt.group(2).lower()
