@@ -17,6 +17,8 @@ from .intent import in_period
 from .parsed import Parse
 from .ranking import read_rank
 
+#: losses and gains in a follow-up: stricter than a full question's (changes.py), where "add..." and "smaller" are
+#: safe — here "add Ohio" and "a smaller one" edit other things
 LOSE = re.compile(r"\b(lose|lost|loses|losing|declin(e|ed|es|ing)|shr[aiu]nk\w*|fell|dropp?(ed|s)?|"
                   r"decreas(e|ed|es|ing))\b")
 GAIN = re.compile(r"\b(gain|gained|gains|gaining|grew|grow|grows|growing|added|add|adds|adding|increas(e|ed|es|ing)|"
