@@ -69,6 +69,31 @@ def _settings(args) -> Any:
     return load_settings(**overrides)
 
 
+def _ready(args) -> Any:
+    """The settings, with the database set up: a command that reads the census data on a database never set up
+    sets it up first, as the app does on its first start (on a fresh machine `python -m sage eval FILE` otherwise
+    failed every question: no tables, no read-only role).  Progress goes to stderr, so ``--json`` output stays
+    clean."""
+    from .census.setup import run_setup
+    from .errors import NotSetUpError
+    from .status import status
+
+    settings = _settings(args)
+    try:
+        if status(settings).ready:
+            return settings
+    except NotSetUpError:
+        pass  # no tables yet: set up below
+    print("This database is not set up yet: setting it up first (as `python -m sage setup` does) ...",
+          file=sys.stderr)
+    report = run_setup(settings, progress=_Progress())
+    print(f"Set up in {report.seconds:.1f} s.", file=sys.stderr)
+    if report.admin_sql:
+        print("\nThis login may not create roles. Ask an administrator to run the SQL below, then set SAGE_READER_URL "
+              "to the census_reader login:\n\n" + report.admin_sql, file=sys.stderr)
+    return settings
+
+
 # --- commands -------------------------------------------------------------------------------------------------
 
 
@@ -153,7 +178,7 @@ def cmd_ask(args) -> int:
     from . import querylog
     from .agent import ask
 
-    settings = _settings(args)
+    settings = _ready(args)
     context = []
     if args.after is not None:
         context = querylog.thread(settings, args.after)
@@ -251,7 +276,7 @@ def cmd_check_sql(args) -> int:
 def cmd_run_sql(args) -> int:
     from .agent import run_sql
 
-    answer = run_sql(_read_sql(args.sql), _settings(args))
+    answer = run_sql(_read_sql(args.sql), _ready(args))
     data = answer.to_dict()
     for k in ("question", "planner", "parent_id", "standalone"):
         data.pop(k, None)
@@ -266,7 +291,7 @@ def cmd_retrieve(args) -> int:
     from .retrieve import retrieve
 
     types = [t.strip() for t in args.types.split(",")] if args.types else None
-    chunks = retrieve(_settings(args), args.question, top_k=args.top_k, object_types=types)
+    chunks = retrieve(_ready(args), args.question, top_k=args.top_k, object_types=types)
     if args.json:
         _print_json([c.to_dict() for c in chunks])
     else:
@@ -278,7 +303,7 @@ def cmd_retrieve(args) -> int:
 def cmd_eval(args) -> int:
     from .evaluate import evaluate_file
 
-    settings = _settings(args)
+    settings = _ready(args)
     report = evaluate_file(settings, Path(args.file), planner=args.planner, progress=_Progress(quiet=args.quiet))
     if args.json:
         _print_json(report)

@@ -22,7 +22,7 @@ from .answer import Answer
 from .census.codes import variable_codes
 from .compare import ABS_TOL, REL_TOL, compare_results, gold_is_ordered, values_equal
 from .embeddings import EmbeddingProvider
-from .errors import DataError, SageError
+from .errors import DataError, ErrorKind, SageError
 from .planner.base import PriorTurn
 from .retrieve import retrieve
 from .settings import Settings
@@ -91,6 +91,8 @@ def score(settings: Settings, row: dict, planner: str | None = None, context: Se
             gold = execute.run(guard.check(gold_sql, max_rows=settings.max_rows), settings)
             item["gold_columns"], item["gold_rows"] = gold.columns, gold.rows
         except SageError as exc:
+            if exc.kind in (ErrorKind.NOT_SET_UP, ErrorKind.DATABASE_DOWN, ErrorKind.DATA_DIR):
+                raise  # no question can be scored: say so, never report it as an accuracy of 0
             item["error"] = f"gold SQL failed: {exc.message}"
             item["outcome"] = "gold_failed"
             return item
