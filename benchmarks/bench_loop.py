@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 from sage import agent  # noqa: E402
 from sage.census.setup import run_setup  # noqa: E402
-from sage.planner.claude import ClaudePlanner  # noqa: E402
+from sage.planner.claude.claude import ClaudePlanner  # noqa: E402
 from sage.settings import load_settings  # noqa: E402
 from sage.timing import percentile  # noqa: E402
 from tests.fake_anthropic import FakeAnthropic, reply_plan  # noqa: E402

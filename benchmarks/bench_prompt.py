@@ -1,7 +1,7 @@
 """How big is a Claude planner request, and how much of it does prompt caching cover?
 
-For a handful of typical questions this builds exactly what :class:`sage.planner.claude.ClaudePlanner` sends — the
-static prefix (system prompt + worked examples, cached) and the per-question user message (the places block from
+For a handful of typical questions this builds exactly what :class:`sage.planner.claude.claude.ClaudePlanner` sends —
+the static prefix (system prompt + worked examples, cached) and the per-question user message (the places block from
 the place reader, retrieved context from the real index with each variable's periods, the question; once more with
 one failed attempt, as on a retry) — and reports their sizes.
 
@@ -26,10 +26,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from sage.errors import SageError  # noqa: E402
 from sage.planner.base import Attempt  # noqa: E402
-from sage.planner.blocks import format_places  # noqa: E402
-from sage.planner.claude import system_blocks  # noqa: E402
-from sage.planner.message import build_user_message  # noqa: E402
-from sage.planner.plan_model import PLAN_SCHEMA  # noqa: E402
+from sage.planner.claude.blocks import format_places  # noqa: E402
+from sage.planner.claude.claude import system_blocks  # noqa: E402
+from sage.planner.claude.message import build_user_message  # noqa: E402
+from sage.planner.claude.plan_model import PLAN_SCHEMA  # noqa: E402
 from sage.settings import load_settings  # noqa: E402
 
 #: typical questions of each kind (written for this benchmark; not from any eval set)
@@ -56,8 +56,8 @@ def estimate_tokens(text: str) -> int:
 
 
 def measure(top_k: int, api: bool) -> dict:
-    from sage.planner.catalog import load_catalog
-    from sage.planner.resolve import ground
+    from sage.planner.claude.resolve import ground
+    from sage.planner.offline.catalog import load_catalog
     from sage.retrieve import retrieve_parts
 
     settings = load_settings()

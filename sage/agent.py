@@ -86,9 +86,9 @@ def _new_planner(key: tuple, name: str, settings: Settings) -> Planner:
     if name == "claude":
         from .census.mentions import match_measures
         from .census.semantic import load_measures
-        from .planner.catalog import load_catalog
-        from .planner.claude import ClaudePlanner
-        from .planner.resolve import ground
+        from .planner.claude.claude import ClaudePlanner
+        from .planner.claude.resolve import ground
+        from .planner.offline.catalog import load_catalog
 
         def measures_for(question: str, settings: Settings = settings):
             # the measures over tables this database holds, fetched ones included (cached by semantic)
@@ -104,7 +104,7 @@ def _new_planner(key: tuple, name: str, settings: Settings) -> Planner:
         planner = ClaudePlanner(settings, measures_fn=measures_for, examples_fn=verified_for,
                                 grounding_fn=grounding_for)
     elif name == "offline":
-        from .planner.offline import OfflinePlanner
+        from .planner.offline.planner import OfflinePlanner
 
         planner = OfflinePlanner(settings)
     else:

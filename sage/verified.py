@@ -285,7 +285,7 @@ def examples(settings: Settings, question: str) -> list[VerifiedAnswer]:
 def read(settings: Settings, question: str, chunks: Sequence[Chunk] | None = None,
          context: Sequence[PriorTurn] = ()) -> Reading:
     """The offline planner's reading of ``question`` in its conversation (no frame when it cannot read it)."""
-    from .planner.offline import OfflinePlanner
+    from .planner.offline.planner import OfflinePlanner
 
     try:
         plan = OfflinePlanner(settings).plan(question, chunks or (), (), context)

@@ -11,7 +11,7 @@ import pytest
 
 from sage import agent
 from sage.db import owner
-from sage.planner.claude import ClaudePlanner
+from sage.planner.claude.claude import ClaudePlanner
 from tests.fake_anthropic import FakeAnthropic, error_reply, reply_answer, reply_plan, reply_text
 
 KEY = "sk-ant-agent-test-key"
@@ -94,7 +94,7 @@ def wired(settings, monkeypatch):
 
 
 def _example(question_start: str):
-    from sage.planner.examples import FEW_SHOT_EXAMPLES
+    from sage.planner.claude.examples import FEW_SHOT_EXAMPLES
 
     return next((q, p) for q, p in FEW_SHOT_EXAMPLES if q.startswith(question_start))
 

@@ -29,8 +29,8 @@ from sage.describe import NOT_LOADED, describe_acs_table, main_lines
 from sage.errors import ErrorKind, SageError
 from sage.index import index_schema, prepare_table
 from sage.planner.base import PriorTurn
-from sage.planner.blocks import format_schema_context
-from sage.planner.claude import ClaudePlanner
+from sage.planner.claude.blocks import format_schema_context
+from sage.planner.claude.claude import ClaudePlanner
 from sage.retrieve import _other_group, _question_words, retrieve, retrieve_parts
 from sage.types import Chunk
 from tests.conftest import scratch_database

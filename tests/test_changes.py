@@ -13,7 +13,7 @@ import pytest
 
 from sage import agent, execute, guard
 from sage.db import owner
-from sage.planner.offline import OfflinePlanner
+from sage.planner.offline.planner import OfflinePlanner
 
 TRAVIS, HARRIS, COOK = "0500000US48453", "0500000US48201", "0500000US17031"
 INCOME = "B19013_001E"
@@ -161,8 +161,8 @@ def test_an_earlier_period_alone(planner, settings):
 
 
 def test_a_change_frame_survives_the_query_log(planner):
-    from sage.planner.catalog import load_catalog
-    from sage.planner.frame import Query
+    from sage.planner.offline.catalog import load_catalog
+    from sage.planner.offline.frame.frame import Query
 
     plan = planner.plan("Which 5 Texas counties added the most people between 2014-2018 and 2019-2023?", [])
     again = Query.from_dict(plan.frame, load_catalog(planner.settings))

@@ -12,7 +12,7 @@ import pytest
 from sage import agent, querylog
 from sage.evaluate import read_questions, score_conversation
 from sage.planner.base import PriorTurn
-from sage.planner.claude import ClaudePlanner
+from sage.planner.claude.claude import ClaudePlanner
 from tests.fake_anthropic import FakeAnthropic, reply_plan
 
 KEY = "sk-ant-conversation-test-key"

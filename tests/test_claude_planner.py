@@ -16,11 +16,11 @@ import pytest
 
 from sage.errors import PlanningError
 from sage.planner.base import Attempt, Planner
-from sage.planner.claude import ClaudePlanner
-from sage.planner.examples import FEW_SHOT_EXAMPLES
-from sage.planner.plan_model import PLAN_SCHEMA, PlanModel
-from sage.planner.prompt import SYSTEM_PROMPT
-from sage.planner.resolve import Grounding, Reading, Resolved
+from sage.planner.claude.claude import ClaudePlanner
+from sage.planner.claude.examples import FEW_SHOT_EXAMPLES
+from sage.planner.claude.plan_model import PLAN_SCHEMA, PlanModel
+from sage.planner.claude.prompt import SYSTEM_PROMPT
+from sage.planner.claude.resolve import Grounding, Reading, Resolved
 from sage.settings import load_settings
 from sage.types import Chunk
 from tests.fake_anthropic import (

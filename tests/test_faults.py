@@ -30,7 +30,7 @@ from sage import agent, db, execute
 from sage.census.setup import run_setup
 from sage.db import embedded
 from sage.errors import DatabaseError, ErrorKind
-from sage.planner.claude import MAX_RETRY_WAIT_S, ClaudePlanner
+from sage.planner.claude.claude import MAX_RETRY_WAIT_S, ClaudePlanner
 from sage.settings import load_settings
 from tests.fake_anthropic import FakeAnthropic, error_reply, reply_plan
 

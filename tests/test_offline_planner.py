@@ -12,7 +12,7 @@ from sage import execute, guard
 from sage.db import owner
 from sage.evaluate import compare_results, gold_is_ordered, values_equal
 from sage.planner.base import Attempt, Planner
-from sage.planner.offline import OfflinePlanner
+from sage.planner.offline.planner import OfflinePlanner
 from sage.text import normalize
 from sage.types import Chunk
 

@@ -10,7 +10,7 @@ import pytest
 
 from sage import agent, execute, guard, significance
 from sage.db import owner
-from sage.planner.offline import OfflinePlanner
+from sage.planner.offline.planner import OfflinePlanner
 
 AUSTIN, TRAVIS = "1600000US4805000", "0500000US48453"
 

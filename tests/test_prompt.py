@@ -20,14 +20,14 @@ from sage.census.moe_sql import FUNCTIONS
 from sage.census.schema import COMMENTS, EXAMPLE_GEO_IDS, FIPS_PATTERNS, LEVELS, SUMMARY_LEVELS
 from sage.census.setup import run_setup
 from sage.planner.base import Attempt
-from sage.planner.blocks import MAX_CHUNK_CHARS, format_conversation, format_places, format_schema_context
-from sage.planner.catalog import load_catalog
-from sage.planner.claude import system_blocks
-from sage.planner.examples import EXAMPLE_PLACES, FEW_SHOT_EXAMPLES, FOLLOWUP_EXAMPLES, format_examples
-from sage.planner.message import build_user_message
-from sage.planner.plan_model import PlanModel
-from sage.planner.prompt import MOE_SIGNATURES, SYSTEM_PROMPT
-from sage.planner.resolve import Grounding, Reading, Resolved, ground
+from sage.planner.claude.blocks import MAX_CHUNK_CHARS, format_conversation, format_places, format_schema_context
+from sage.planner.claude.claude import system_blocks
+from sage.planner.claude.examples import EXAMPLE_PLACES, FEW_SHOT_EXAMPLES, FOLLOWUP_EXAMPLES, format_examples
+from sage.planner.claude.message import build_user_message
+from sage.planner.claude.plan_model import PlanModel
+from sage.planner.claude.prompt import MOE_SIGNATURES, SYSTEM_PROMPT
+from sage.planner.claude.resolve import Grounding, Reading, Resolved, ground
+from sage.planner.offline.catalog import load_catalog
 from sage.settings import PROJECT_ROOT
 from sage.types import DISPLAY_HINTS, Chunk
 

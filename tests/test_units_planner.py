@@ -12,8 +12,8 @@ from sage import agent, db
 from sage.census import fetch
 from sage.census.api import CensusClient
 from sage.census.setup import run_setup
-from sage.planner.catalog import load_catalog
-from sage.planner.frame import Query
+from sage.planner.offline.catalog import load_catalog
+from sage.planner.offline.frame.frame import Query
 
 from .conftest import make_settings
 from .fake_census_api import FakeCensusApi

@@ -1,0 +1,529 @@
+"""Follow-up questions: "and Williamson County?", "same for poverty", "top 20 instead", "only Texas", "as a map",
+"which of those has the lowest unemployment rate?" — read as edits of the previous question's frame.
+
+A follow-up names only what changes; everything else is kept from the frame it follows (:class:`~.frame.Query`).
+What it may change: the places (swap, or add one to compare), the measure, the set (a state to keep to, DC or
+Puerto Rico in or out, the 50 states), N and the direction of a ranking, the display, or the set itself — "of
+those" selects among the places of the previous answer.  A question that stands on its own (it names a measure
+and places of its own, and does not start like a follow-up) is a new question, not an edit.  A follow-up this
+reader cannot map onto the previous frame is declined with suggestions, never guessed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import replace
+
+from ....census.semantic import Measure, load_gaps
+from ....text import normalize
+from ....types import Chunk, DisplayHint
+from ..catalog import Catalog, counties_named
+from ..declines import Decline
+from ..frame.frame import Condition, GeoSet, Op, Query, Rank
+from ..read.bare_names import find_unknown_places
+from ..read.localities import LEVEL_NAMES, places_with_figures
+from ..read.measures import find_measures, people_changed
+from ..read.parsed import Parse, Place
+from ..read.parser import in_state
+from ..read.periods import CHANGE_WORDS, dollar_words
+from ..read.places import find_places
+from ..read.ranking import read_rank
+from ..read.scope import read_scope
+from ..read.thresholds import find_thresholds
+from ..read.units import unit_edit
+from ..read.vocabulary import FIFTY, LEVEL_PLURAL, join_words, mask, nice_name
+from .followup_time import PERCENT, time_edit
+
+#: how a follow-up starts ("and ...?", "what about ...", "same for ...", "now ...")
+_START = re.compile(
+    r"^\s*(and|but|also|plus|what about|how about|what of|same|the same|now|then|instead|only|just|ok|okay|"
+    r"so|compare (that|it|this|them|those)|vs|versus|add|show (it|that|this|them|those)|map (it|that|this|them)|"
+    r"(as|on|in) a|which of (those|these|them)|of (those|these|them)|among (those|these|them)|"
+    r"what if|make it|switch to|change (it|that) to|do the same|do it for|for)\b")
+#: words that point back at the previous answer
+_BACK = re.compile(r"\b(that|those|these|them|it|same|instead|too|as well|previous|last one|above)\b")
+_AMONG = re.compile(
+    r"\b(which|what|who)\s+(one\s+)?of\s+(those|these|them|the above)\b|\b(of|among|from)\s+"
+    r"(those|these|them|the above|that list)\b|\b(in|for|across)\s+(those|these)\s+(((two|three|four|five|six|"
+    r"seven|eight|nine|ten|\d+)(\s+(states|counties|cities|places|towns))?)|states|counties|cities|"
+    r"places|towns)\b(?!\s+of\b)|\b(in|for)\s+(those|these)\s*[?.!]*\s*$|\beach of (those|these|them)\b")
+_ADD = re.compile(r"\b(compare (that|it|this|them|those) (to|with|against)|compared? (to|with|against)|versus|vs|"
+                  r"add|plus|and also|along with|next to|alongside|side by side|stack up)\b|\b(too|as well)\s*\??$")
+_DISPLAY: list[tuple[re.Pattern[str], DisplayHint]] = [
+    (re.compile(r"\b(map|choropleth)\b"), "map"),
+    (re.compile(r"\b(bar chart|bar graph|bars|chart|graph)\b"), "bar"),
+    (re.compile(r"\b(table|list it|as a list|in a list|raw numbers|the numbers)\b"), "table"),
+]
+_PLACE_WORDS = re.compile(r"\b(cities|towns|villages|places|cdps)\b")
+_NATIONWIDE = re.compile(r"\b(whole country|entire country|nationwide|national|nationally|all of the us|across the us|"
+                         r"the whole us|all states|every state|the us|us wide|countrywide|all counties)\b")
+_ONLY = re.compile(r"\b(only|just|limit (it )?to|restrict (it )?to|keep (it )?to|within|in)\b")
+
+
+def is_followup(question: str) -> bool:
+    """Whether ``question`` starts or reads like a follow-up (it may still turn out to be a new question)."""
+    t = normalize(question, lower=True)
+    return bool(_START.search(t) or _AMONG.search(t) or len(t.split()) <= 4 or _BACK.search(t))
+
+
+def read_followup(question: str, prior: Query, cat: Catalog, chunks: Sequence[Chunk] = (),
+                  before: Query | None = None) -> Query | None:
+    """The previous frame edited as ``question`` asks, or None when ``question`` stands on its own.  ``before`` is
+    the frame before ``prior`` (for "per capita income for both" after "and LA County?").
+
+    Raises :class:`Decline` for a follow-up that cannot be mapped onto ``prior``."""
+    tc = normalize(question)
+    p = Parse(question=question, tc=tc, t=tc.lower())
+    read_scope(p, cat)
+    try:
+        find_places(p, cat)
+        # the names of the places already in the conversation ("swap in Howard County for Montgomery") are theirs
+        p.blocked.extend(mt.span() for pl in prior.geo.places for mt in re.finditer(
+            r"\b" + re.escape(pl.label.split(",")[0].split()[0].lower()) + r"\b", p.t))
+        find_unknown_places(p, cat)  # a city named bare ("and Tulsa?"): a place like any other, or asked which
+    except Decline as exc:
+        home = {pl.state.fips: pl.state for pl in prior.geo.places} | {st.fips: st for st in prior.geo.within}
+        if exc.kind == "ambiguous" and len(home) == 1:
+            # "how many people live in Phoenix right now?" in a conversation about Arizona: the one there
+            (state,) = home.values()
+            tc = normalize(in_state(question, state))
+            p = Parse(question=question, tc=tc, t=tc.lower())
+            read_scope(p, cat)
+            find_places(p, cat)
+            find_unknown_places(p, cat)
+        elif not _START.search(p.t) or exc.kind == "ambiguous":
+            raise
+    p.places = [pl for pl in p.places if not any(a <= pl.span[0] < b for a, b in p.scope_spans)]
+    find_measures(p, cat, chunks)
+    try:
+        find_thresholds(p, cat)
+    except Decline:
+        p.thresholds = []
+    measures = [m.measure for m in p.strong()]
+    if not measures:  # "and what is the average commute time in those states?": a topic the data lacks
+        gap = next(((g, mt) for g in load_gaps() if not g.lifted_by(measures)
+                    for mt in [g.find(mask(p.t, p.blocked + dollar_words(p.t)), [])] if mt), None)
+        if gap is not None:
+            raise Decline(f"the shipped census extract has no data on {gap[0].topic} (asked: “{gap[1].group(0)}”).",
+                          _suggest(prior))
+    if not measures and (people := people_changed(mask(p.t, p.blocked), cat)) is not None:
+        measures = [people]  # "which 5 Texas counties added the most people ...": population, named
+    # "as a share of total pop?": the population named is the whole of a share, not a measure asked for
+    if re.search(r"\b(share|percent\w*|proportion|%) of (the )?(total |overall )?(pop|population|people|residents|"
+                 r"everyone)\b", p.t):
+        measures = [m for m in measures if m.name != "population"]
+    # "what about TX-10?", "and ZIP 78702 too?": a unit named by its code, for the same measures
+    edit = unit_edit(p, cat, prior, measures, bool(_ADD.search(p.t)))
+    if edit is not None:
+        return edit
+    starts = bool(_START.search(p.t))
+    among = _AMONG.search(p.t)
+    level_word = LEVEL_PLURAL.search(mask(p.t, p.blocked)) or _PLACE_WORDS.search(mask(p.t, p.blocked)) or \
+        _EVERY.search(mask(p.t, p.blocked))
+    if level_word and re.search(r"\b(those|these|the|both|them|same)\s+(\w+\s+)?$", p.t[:level_word.start()]):
+        level_word = None  # "in those two cities": the places of the previous answer, not a new set
+    standalone = measures and (p.places or level_word) and not starts and not among and not _BACK.search(p.t)
+    if standalone:
+        return None
+
+    q = prior
+    changed: list[str] = []
+    if prior.op is Op.CHANGE and _NOW.search(p.t) and not CHANGE_WORDS.search(p.t):
+        # "then just tell me how many people live there right now": the latest value, not the change
+        q = Query(Op.VALUE if prior.geo.places else Op.LIST, prior.measures, replace(prior.geo, among=None))
+        changed.append("period")
+    masked = mask(p.t, p.blocked)
+
+    # ---- "which of those has the lowest unemployment rate?": a ranking among the previous answer's places;
+    # "of those, which have a poverty rate above 35%?": the ones that also meet a condition
+    new_measure = bool(measures) and not set(measures) <= set(prior.measures)
+    if among and prior.op is Op.CHANGE and prior.change is not None and not new_measure:
+        # "did any of them lose population?", "which of those grew fastest?": the same change, kept or ranked
+        lose = re.search(r"\b(lose|lost|losing|decline\w*|shr[aiu]nk\w*|fell|drop\w*|decrease\w*)\b", p.t)
+        gain = re.search(r"\b(gain\w*|grew|grow\w*|add\w*|increase\w*|rose|rise)\b", p.t)
+        direction, n, n_given = read_rank(p, masked, list(prior.measures))
+        # the same places: those the previous change chose among (its geo keeps them), ranked or kept anew
+        # "which of them ...?" after a top 5: among those five, not the whole set again
+        shown = (replace(prior.geo, among=prior) if (prior.rank is not None or prior.change.keep)
+                 and prior.geo.is_set and prior.geo.among is None else prior.geo)
+        if direction:
+            order = "pct_change" if PERCENT.search(masked) else prior.change.by
+            if lose and not gain and direction == "DESC" and re.search(r"\b(most|biggest|largest|greatest|fastest)\b",
+                                                                       masked):
+                direction = "ASC"  # "which of those lost the most?": the most negative change first
+            return prior.edit(rank=Rank(prior.measures[0], direction == "DESC", n if n_given else 1, n_given),
+                              geo=shown, change=replace(prior.change, by=order, keep=""))
+        if lose or gain:
+            return prior.edit(rank=None, geo=shown, change=replace(prior.change, keep="loss" if lose else "gain"))
+    if among:
+        if prior.op not in (Op.VALUE, Op.RANK, Op.LIST, Op.CHANGE) or not (prior.geo.places or prior.geo.is_set) or (
+                prior.op is Op.CHANGE and (prior.sums or (prior.change is not None and prior.change.count))):
+            raise _cannot(question, prior, "the previous answer has no list of places to choose among")
+        level = prior.geo.level if prior.geo.level != "mixed" else "county"
+        geo = GeoSet(level=level, among=prior)
+        note = (f"Among the places of the previous answer ({_short(prior)}).",)
+        conditions = tuple(Condition(th.measure or prior.measures[0], th.op, th.value, th.value2, th.ref, None,
+                                     th.text, th.unit) for th in p.thresholds if th.measure is not None
+                           or (prior.measures and th.unit != "percent"))
+        chosen = tuple(dict.fromkeys([*measures, *(c.measure for c in conditions)])) or prior.measures
+        lacking = [m for m in chosen if not m.has_rows(level)]
+        if lacking:  # "the median rent in these two cities": places have population and housing units only
+            what = join_words([nice_name(m) for m in lacking])
+            where = LEVEL_NAMES.get(level, LEVEL_PLURAL_NAMES.get(level, level))
+            raise Decline(f"the data has no {what} for {where} (for Census places: population and housing units "
+                          "only); nothing else is shown instead.", _suggest(prior))
+        timed = time_edit(p, prior, cat, list(chosen[:1]), masked)
+        if timed is not None:  # "of those, which grew fastest in percent since 2014-2018?"
+            _, n1, n1_given = read_rank(p, masked, list(chosen[:1]))
+            if timed.rank is not None and not n1_given:  # "which of those ...": the one
+                timed = timed.edit(rank=replace(timed.rank, n=1))
+            return timed.edit(geo=geo, notes=(*timed.notes, *note))
+        masked_rank = mask(masked, [th.span for th in p.thresholds])
+        direction, n, n_given = read_rank(p, masked_rank, list(chosen))
+        if not direction:  # "how many housing units does each of those have?": every one of them, no ranking
+            return Query(Op.LIST, chosen, geo, conditions=conditions, display=_display(p.t), notes=note)
+        by = chosen[0]
+        if direction is None:
+            direction = "DESC"
+        return Query(Op.RANK, chosen, geo, rank=Rank(by, direction == "DESC", n if n_given else 1, n_given),
+                     conditions=conditions, display=_display(p.t), notes=note)
+
+    # ---- the measure
+    if measures:
+        old = set(prior.measures)
+        kept_conditions = tuple(c for c in prior.conditions)
+        # the measures asked, and those the kept limits are on (shown beside them, as a question in full does)
+        new = tuple(dict.fromkeys([*measures, *(c.measure for c in kept_conditions)]))
+        rank = prior.rank
+        if rank is not None and rank.by in old:
+            rank = replace(rank, by=new[0])
+        q = q.edit(measures=new, rank=rank, conditions=kept_conditions,
+                   sums=tuple(m for m in new if m.additive) if q.op is Op.TOTAL else q.sums)
+        changed.append("measure")
+
+    # ---- a set named by a level word: "now show the same for all Texas counties"
+    places = _resolve_ambiguous(list(p.places), prior)
+    if level_word and not among:
+        word = level_word.group(0).split()[-1]
+        level = "state" if word in ("states", "state") else (
+            "place" if _PLACE_WORDS.fullmatch(word) else "county")
+        states = tuple(pl.state for pl in places if pl.level == "state")
+        of_that = None
+        if level in ("county", "place") and not states and _THAT_STATE.search(p.t) and prior.geo.level == "state":
+            # "the 3 lowest counties inside that state": the state of the previous answer
+            if len(prior.geo.places) == 1:
+                states = (prior.geo.places[0].state,)
+            elif prior.op is Op.RANK and prior.rank is not None and prior.rank.n == 1 and prior.geo.is_set:
+                of_that = prior
+            else:
+                raise _cannot(question, prior, "the previous answer has several states; name the one you mean")
+        same_set = prior.geo.is_set and prior.geo.level == level and prior.op in (Op.RANK, Op.LIST, Op.COUNT, Op.TOTAL)
+        if q.op is Op.CHANGE:  # "and which Texas counties lost the most?": the same change over the set named
+            if level == "place":
+                raise _cannot(question, prior, "Census places are loaded for the latest period only, so no change can "
+                                               "be shown for them")
+            within = states if level == "county" else ()
+            if not (prior.geo.is_set and prior.geo.level == level and prior.geo.among is None
+                    and (not within or set(within) == set(prior.geo.within))):
+                q = q.edit(geo=GeoSet(level=level, within=within or (prior.geo.within if prior.geo.is_set
+                                                                      and level == prior.geo.level else ()),
+                                      exclude=prior.geo.exclude if prior.geo.is_set else frozenset()))
+                changed.append("set")
+            places = [pl for pl in places if pl.level != "state"]
+        elif same_set:  # "just the 50 states please": the same question over a narrower set
+            if states and level in ("county", "place"):
+                q = q.edit(geo=replace(q.geo, within=states))
+                places = [pl for pl in places if pl.level != "state"]
+                changed.append("set")
+        elif level in ("county", "place") or not states:
+            q = q.edit(op=Op.LIST if q.op not in (Op.RANK,) else q.op, conditions=(), with_us=False, per_n=None,
+                       geo=GeoSet(level=level, within=states if level in ("county", "place") else (),
+                                  exclude=prior.geo.exclude if prior.geo.is_set else frozenset(),
+                                  in_states_of=of_that),
+                       rank=replace(q.rank, by=q.measures[0]) if q.rank else None)
+            places = [pl for pl in places if pl.level != "state"]
+            changed.append("set")
+
+    # ---- "whole country", "nationwide": the set no longer kept to a state
+    if _NATIONWIDE.search(masked) and q.geo.is_set and q.geo.within:
+        q = q.edit(geo=replace(q.geo, within=()))
+        changed.append("set")
+
+    # ---- "per capita income for both": the place of the turn before joins the previous one
+    if not places and _BOTH.search(p.t) and len(q.geo.places) == 1 and before is not None and \
+            len(before.geo.places) == 1 and before.geo.places[0].geo_id != q.geo.places[0].geo_id:
+        q = q.edit(geo=replace(q.geo, places=(before.geo.places[0], q.geo.places[0]),
+                               level=q.geo.level if before.geo.places[0].level == q.geo.level else "mixed"))
+        changed.append("places")
+        pick = re.search(r"\bwhich\b.*\b(faster|fastest|more|most|bigger|biggest|larger|largest|slower|slowest|"
+                         r"less|least|smaller|smallest)\b", p.t)
+        if pick and q.op is Op.CHANGE and q.change is not None:  # "which of the two grew faster?": the one
+            down = pick.group(1) in ("slower", "slowest", "less", "least", "smaller", "smallest")
+            q = q.edit(rank=Rank(q.measures[0], not down, 1),
+                       change=replace(q.change, by="pct_change" if PERCENT.search(p.t) else q.change.by))
+
+    # ---- a bare name of a county in the conversation's state ("fairfax county?" then "arlington")
+    if not places and not measures and not p.thresholds:
+        places = _bare_counties(p, prior, cat)
+
+    # ---- "the county" after a city: the county-equivalent of the same area, or the county of its name
+    if not places and re.search(r"\b(the|its|that) county\b", p.t) and prior.geo.places and all(
+            pl.level == "place" and pl.locality is not None for pl in prior.geo.places):
+        for pl in prior.geo.places:
+            assert pl.locality is not None
+            c = cat.same_area_county(pl.locality) or pl.namesake
+            if c is None:
+                raise _cannot(question, prior, f"{pl.locality.label} is not one county (a city can spread over "
+                                                "several); name the county")
+            places.append(Place("county", c.state, c, (0, 0), "rule", "the county"))
+            q = q.edit(notes=(*q.notes, f"“the county” read as {c.label}, the county of {pl.locality.label}."))
+
+    # ---- "swap in Howard County for Montgomery": the named place takes the other's place
+    swap = re.search(r"\b(?:swap|switch|replace|substitute)\b.*?\bfor\s+(\w+)|\binstead of\s+(\w+)|\bin place of\s+"
+                     r"(\w+)", p.t)
+    if swap and places and q.geo.places:
+        out_word = next(g for g in swap.groups() if g)
+        kept = tuple(pl for pl in q.geo.places if out_word not in pl.label.lower())
+        if len(kept) < len(q.geo.places):
+            q = q.edit(geo=replace(q.geo, places=kept))
+            places = [pl for pl in places if out_word not in pl.label.lower()]
+
+    # ---- "as a share of the population?": the group's share instead of its count
+    if not measures and re.search(r"\b(as an? |in )(share|percent(age)?|proportion|%)\b(?!\s+(increase|change|"
+                                  r"growth|decrease|gain|rise|drop|decline))", p.t) and prior.measures:
+        m0 = prior.measures[0]
+        share = next((x for x in cat.measures if x.family == m0.family and x.is_rate), None) if m0.family else None
+        if share is not None and share is not m0:
+            q = q.edit(measures=(share,), rank=replace(q.rank, by=share) if q.rank else None)
+            changed.append("measure")
+
+    # ---- the places
+    if places:
+        q = _places(q, p, places, bool(_ADD.search(p.t)) or bool(swap and q.geo.places), changed)
+
+    # ---- the set: DC / Puerto Rico in or out, the 50 states
+    if p.include or p.exclude or FIFTY.search(p.t):
+        ex = set(q.geo.exclude)
+        if FIFTY.search(p.t):
+            ex |= {"DC", "PR"}
+        ex |= p.exclude
+        ex -= p.include
+        q = q.edit(geo=replace(q.geo, exclude=frozenset(ex)))
+        changed.append("set")
+
+    # ---- N and the direction
+    if q.op in (Op.RANK, Op.LIST) and not among:
+        direction, n, n_given = read_rank(p, masked, list(q.measures))
+        bare_n = re.search(r"\b(make it|show|give me|change (it|that) to|just|only)\s+(the\s+)?(?P<n>\d{1,3})\b"
+                           r"(?!\s*(states|us states|contiguous|lower))", masked) or \
+            re.fullmatch(r"\s*(?P<n>\d{1,3})\s*(instead|please)?\s*\??\s*", masked)
+        if not n_given and bare_n:
+            n, n_given = int(bare_n.group("n")), True
+        if direction or n_given:
+            # a new ranking takes the reader's N ("which state is the lowest": one); an old one keeps its own
+            base = q.rank or Rank(q.measures[0], True, n)
+            q = q.edit(op=Op.RANK, rank=replace(base, descending=(direction or ("DESC" if base.descending else "ASC"))
+                                                == "DESC", n=n if n_given else base.n, n_given=n_given or base.n_given))
+            changed.append("ranking")
+    elif q.op is Op.VALUE and re.search(r"\b(top|bottom|highest|lowest)\b", masked) and not changed:
+        raise _cannot(question, prior, "the previous answer is not a ranking")
+
+    # ---- time: another period, a change between two, dollars, the percent change
+    if not among:
+        timed = time_edit(p, q, cat, list(q.measures[:1]), masked)
+        if timed is not None:
+            q = timed
+            changed.append("period")
+
+    # ---- a new limit on a set ("only the ones over 100,000"): it replaces the limit on the same measure
+    if p.thresholds and q.geo.is_set and q.op in (Op.LIST, Op.RANK, Op.COUNT, Op.TOTAL) and "period" not in changed:
+        limits = [Condition(th.measure or (q.conditions[0].measure if q.conditions else q.measures[0]), th.op,
+                            th.value, th.value2, th.ref, None, th.text, th.unit) for th in p.thresholds]
+        limited = {c.measure.name for c in limits}
+        unlimited = tuple(c for c in q.conditions if c.measure.name not in limited)
+        q = q.edit(conditions=unlimited + tuple(limits))
+        changed.append("limit")
+
+    # ---- "how many people live in those places altogether?": the previous set's total
+    if _ALTOGETHER.search(masked) and q.op in (Op.LIST, Op.RANK, Op.COUNT) and q.geo.is_set:
+        additive = [m for m in (measures or q.measures) if m.additive]
+        if additive:
+            q = q.edit(op=Op.TOTAL, measures=tuple(dict.fromkeys([*q.measures, *additive])), sums=tuple(additive),
+                       rank=None)
+            changed.append("total")
+
+    # ---- "is that difference significant?": the same answer; sage tests it and says so under it
+    if not changed and _SIGNIFICANCE.search(p.t):
+        if q.op is Op.VALUE and len(q.geo.places) < 2 and not q.geo.among:
+            raise _cannot(question, prior, "it shows one value, so nothing is compared; ask for two places")
+        period = q.periods[0] if len(q.periods) == 1 else None
+        levels = {pl.level for pl in q.geo.places} or {q.geo.level}
+        if q.op is not Op.CHANGE and not all(cat.has_margins(m, lv, period) for m in q.measures for lv in levels):
+            what = join_words([nice_name(m) for m in q.measures])
+            raise Decline(f"whether that difference is statistically significant cannot be assessed: the data has no "
+                          f"published margins of error for the {what} of these places"
+                          + (f" in {period}" if period else "") + " (population totals are controlled to the "
+                          "Census Bureau's estimates and carry none), and a test without them would only pretend.",
+                          _suggest(prior))
+        changed.append("significance")
+        q = q.edit(notes=(*q.notes, "The same answer: whether its differences are statistically significant at 90% "
+                                    "is tested below it."))
+
+    # ---- the display
+    display = _display(p.t)
+    if display:
+        q = q.edit(display=display)
+        changed.append("display")
+
+    if not changed:
+        raise _cannot(question, prior, "I could not tell what to change in it")
+    # a city asked for a figure places lack ("whats the median household income there?"): its county-equivalent
+    # of the same area, or the fetch that would add it — as for a question asked in full
+    if any(pl.level == "place" for pl in q.geo.places) and q.op is not Op.CHANGE:
+        notes: list[str] = []
+        kept_places = places_with_figures(list(q.geo.places), list(q.measures), cat, notes, p)
+        if notes:
+            levels = {pl.level for pl in kept_places}
+            q = q.edit(geo=replace(q.geo, places=tuple(kept_places),
+                                   level=levels.pop() if len(levels) == 1 else "mixed"),
+                       notes=(*q.notes, *notes))
+    return q.edit(notes=tuple(n for n in q.notes if not n.startswith("Among the places")))
+
+
+LEVEL_PLURAL_NAMES = {"county": "counties", "state": "states"}
+#: the latest period, said in words
+_NOW = re.compile(r"\b(right now|currently|these days|nowadays|today|at the moment|as of now|at present)\b|"
+                  r"\bnow\s*[?.!]*\s*$")
+#: a set named by a singular level word: "show every state on a map", "which state is the lowest?"
+_EVERY = re.compile(r"\b(every|all(\s+the)?)\s+(state|county)\b(?!'?s)|\bwhich\s+(state|county)\b(?!'?s)")
+#: the one state of the previous answer
+_THAT_STATE = re.compile(r"\b(that|this|the same|its|the)\s+state\b")
+#: the two places named one after the other
+_BOTH = re.compile(r"\b(both|the two|both of them|the pair)\b")
+_SIGNIFICANCE = re.compile(r"\b(significant\w*|statistically|margin of error|margins of error|sampling (error|noise)|"
+                           r"real (difference|gap|change|increase|decrease)|within the margin|meaningful)\b")
+_ALTOGETHER = re.compile(r"\b(altogether|all together|combined|in total|total|add(ed)? up|together)\b")
+def _resolve_ambiguous(places: list[Place], prior: Query) -> list[Place]:
+    """"and Williamson County?" after a question about Travis County, TX: the one in the conversation's state."""
+    states = {pl.state.fips for pl in prior.geo.places} | {s.fips for s in prior.geo.within}
+    out = []
+    for pl in places:
+        if pl.how == "ambiguous":
+            pick = [c for c in pl.candidates if c.state.fips in states]
+            if len(pick) == 1:
+                c = pick[0]
+                out.append(Place("county", c.state, c, pl.span, "rule", pl.text))
+                continue
+        out.append(pl)
+    return out
+
+
+def _bare_counties(p: Parse, prior: Query, cat: Catalog) -> list[Place]:
+    """A follow-up that is only a county's name without "County" ("arlington") in the conversation's state."""
+    states = [pl.state for pl in prior.geo.places] + list(prior.geo.within)
+    if not states:
+        return []
+    words = re.findall(r"[a-z]+", mask(p.t, p.blocked))
+    words = [w for w in words if w not in ("and", "what", "about", "how", "the", "for", "of", "in", "now", "then")]
+    if not 1 <= len(words) <= 3:
+        return []
+    name = " ".join(words)
+    hits = [c for st in {s.fips: s for s in states}.values() for c in counties_named(name, cat, st)]
+    hits.sort(key=lambda c: (c.suffix != "county", -c.population))
+    if not hits:
+        return []
+    c = hits[0]
+    return [Place("county", c.state, c, (0, 0), "rule", name)]
+
+
+def _places(q: Query, p: Parse, places: Sequence[Place], add: bool, changed: list[str]) -> Query:
+    """Swap or add places: in a list of named places they replace (or join) them; a state given to a set of
+    counties becomes the state the set keeps to ("only Texas", "what about Ohio?")."""
+    geo = q.geo
+    ambiguous = [pl for pl in places if pl.how == "ambiguous"]
+    if ambiguous:
+        pl = ambiguous[0]
+        raise Decline(f"“{pl.text}” exists in several states; name the state.",
+                      [f"and {c.label}?" for c in pl.candidates[:3]], kind="ambiguous")
+    if q.op is Op.CHANGE and any(pl.level == "place" for pl in places):
+        raise Decline("Census places (cities, towns, CDPs) are loaded for the latest period only, so no change can be "
+                      "shown for them; changes are shown for states and counties.", _suggest(q))
+    if q.op is Op.CHANGE and geo.is_set and geo.among is None and not q.sums:
+        # "and in Georgia?" after a change over Ohio's counties: the same change over Georgia's; a named state or
+        # county: its own change
+        states = [pl.state for pl in places if pl.level == "state"]
+        changed.append("places")
+        if states and len(states) == len(places) and geo.level == "county":
+            within = tuple(dict.fromkeys((*geo.within, *states))) if add else tuple(states)
+            return q.edit(geo=replace(geo, within=within, exclude=frozenset()))
+        levels = {pl.level for pl in places}
+        return q.edit(rank=None, geo=GeoSet(level=levels.pop() if len(levels) == 1 else "mixed",
+                                            places=tuple(places)))
+    if geo.is_set and geo.among is None and q.op in (Op.RANK, Op.LIST, Op.COUNT, Op.TOTAL):
+        states = [pl.state for pl in places if pl.level == "state"]
+        if states and len(states) == len(places) and geo.level in ("county", "place"):
+            within = tuple(dict.fromkeys((*geo.within, *states))) if add else tuple(states)
+            changed.append("places")
+            return q.edit(geo=replace(geo, within=within, exclude=frozenset()))
+        if states and len(states) == len(places) and geo.level == "state" and _ONLY.search(p.t):
+            changed.append("places")
+            return q.edit(op=Op.VALUE, rank=None, geo=GeoSet(level="state", places=tuple(places)))
+        # "what about Ohio?" after a ranking of states: that state's value
+        levels = {pl.level for pl in places}
+        if add:
+            # the previous answer's places and the new one, side by side
+            changed.append("places")
+            return q.edit(op=Op.VALUE, rank=None, conditions=(),
+                          geo=GeoSet(level=levels.pop() if len(levels) == 1 else "mixed", places=tuple(places),
+                                     among=q))
+        changed.append("places")
+        level = levels.pop() if len(levels) == 1 else "mixed"
+        return q.edit(op=Op.VALUE, rank=None, conditions=(), geo=GeoSet(level=level, places=tuple(places)))
+    merged = (*geo.places, *places) if add else tuple(places)
+    uniq: dict[str, Place] = {}
+    for pl in merged:
+        uniq.setdefault(pl.geo_id, pl)
+    levels = {pl.level for pl in uniq.values()}
+    level = levels.pop() if len(levels) == 1 else "mixed"
+    changed.append("places")
+    if geo.among is not None and add:
+        return q.edit(geo=replace(geo, places=tuple(uniq.values()), level=level))
+    return q.edit(geo=GeoSet(level=level, places=tuple(uniq.values()), exclude=geo.exclude))
+
+
+def _display(t: str) -> DisplayHint | None:
+    if not re.search(r"\b(as|on|in|show|map|chart|plot|draw|graph|table)\b", t):
+        return None
+    for rx, hint in _DISPLAY:
+        if rx.search(t):
+            return hint
+    return None
+
+
+def _short(q: Query) -> str:
+    from ..explain import describe
+
+    return describe(q)
+
+
+def _cannot(question: str, prior: Query, why: str) -> Decline:
+    return Decline(f"“{question.strip()}” as a follow-up of “{_short(prior)}”: {why}. Ask it as a full question, "
+                   "or change one thing at a time (a place, a measure, N, “only Texas”, “as a map”).",
+                   _suggest(prior))
+
+
+def _suggest(prior: Query) -> list[str]:
+    out = []
+    m: Measure = prior.measures[0] if prior.measures else None  # type: ignore[assignment]
+    if m is not None:
+        out.append("same for the poverty rate" if m.name != "poverty_rate" else "same for median household income")
+    if prior.op is Op.RANK:
+        out.append("top 20 instead")
+    elif prior.geo.places:
+        out.append("and Harris County, TX?")
+    out.append("as a table")
+    return out
+
+
+__all__ = ["is_followup", "read_followup"]

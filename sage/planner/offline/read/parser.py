@@ -1,0 +1,417 @@
+"""The offline planner's reading of a question, from text to a :class:`~sage.planner.offline.read.parsed.Parse`: places,
+measures, the scope checks that decline early (topics, years, cities, trends the data lacks), thresholds, and
+the level of a set question."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import replace
+
+from ....census.mentions import Mention
+from ....census.semantic import load_gaps
+from ....text import normalize, overlaps
+from ....types import Chunk
+from ..catalog import Catalog, State
+from ..declines import Decline, place_suggestions, topic_suggestions
+from .bare_names import find_unknown_places
+from .localities import coded_level, coded_level_decline
+from .measures import find_measures
+from .parsed import Parse
+from .periods import dollar_words, nominal_words, read_periods
+from .places import find_places, resolve_ambiguous
+from .scope import read_scope
+from .thresholds import find_thresholds
+from .vocabulary import (
+    CDP_ONLY,
+    CITY_WORD,
+    FIFTY,
+    FORECAST,
+    FOREIGN,
+    INCORPORATED,
+    INDEPENDENT_CITY,
+    LEVEL_PLURAL,
+    LEVEL_SINGULAR,
+    LOWER_US,
+    NATIONAL,
+    OTHER_PRODUCT,
+    PER_N,
+    PLACE_LEVEL,
+    PLACE_LEVEL_WEAK,
+    SUB_STATE,
+    SUB_STATE_NOT_PLACES,
+    VERSUS_AVG,
+    VS_US,
+    join_words,
+    mask,
+    nice_name,
+    per_number,
+)
+
+
+def parse_question(question: str, chunks: Sequence[Chunk], cat: Catalog, earlier: str = "") -> Parse:
+    """Read ``question`` into a :class:`Parse`, or raise :class:`Decline` as soon as it cannot be answered.
+
+    The order matters: places first (their spans are masked for everything after), then measures, then names
+    that are no place (their refusal suggests the question's measure), the scope checks, thresholds (bound to
+    the measures found) and the level.  ``earlier`` is the text of an earlier question of the conversation
+    that has no frame to edit (it was declined): it lends its places and measure like a preamble does."""
+    state = _only_a_state(question, cat) if earlier else None
+    if state is not None:  # "the missouri one" after "which Kansas City?": the earlier question, in that state
+        question, earlier = in_state(earlier, state), ""
+    context, ask = split_context(question)
+    if earlier:  # an earlier question of the conversation lends what this one leaves open, like a preamble
+        context = f"{earlier.rstrip('?.! ')}. {context}".strip()
+    tc = normalize(ask)
+    p = Parse(question=question, tc=tc, t=tc.lower())
+    read_scope(p, cat)
+    p.blocked.extend(nominal_words(p.t))
+    find_places(p, cat)
+    drop_excluded(p)
+    if context:
+        _use_context(p, context, cat, chunks)
+    find_measures(p, cat, chunks)
+    if context and not p.strong():
+        _use_context_measures(p, context, cat, chunks)
+    _foreign(p, cat)
+    find_unknown_places(p, cat)
+    resolve_ambiguous(p)
+    check_scope(p, cat, context)
+    find_thresholds(p, cat)
+    find_level(p, cat)
+    return p
+
+
+_FILLER = frozenset("the one in i mean meant please ok okay sorry oh version city town county that of from thanks "
+                    "thank you yes yeah no state".split())
+
+
+def in_state(question: str, state: State) -> str:
+    """``question`` with ``state`` written after its last capitalised name ("how many housing units are in kansas
+    city" -> "... kansas city, Missouri"), or at its end."""
+    text = question.rstrip("?.! ")
+    names = list(re.finditer(r"\b(?:[A-Z][a-z]+|[a-z]+ city)(?:\s+[A-Z][a-z]+)*", text))
+    if names:
+        end = names[-1].end()
+        return f"{text[:end]}, {state.name}{text[end:]}"
+    return f"{text}, {state.name}"
+
+
+def _only_a_state(question: str, cat: Catalog) -> State | None:
+    """The state a reply to "which one?" names, when it names nothing else ("the missouri one", "Illinois", "in
+    MO please"), or None."""
+    words = [w for w in re.findall(r"[a-z]+", normalize(question, lower=True)) if w not in _FILLER]
+    if not words or len(words) > 3:
+        return None
+    name = " ".join(words)
+    if name in cat.state_by_key:
+        return cat.state_by_key[name]
+    if len(words) == 1 and words[0].upper() in cat.state_by_abbr:
+        return cat.state_by_abbr[words[0].upper()]
+    return None
+
+
+#: abbreviations whose period does not end a sentence ("St. Louis", "Washington, D.C. and ...")
+_NO_SENTENCE_END = re.compile(r"(?:\b(?:st|mt|ft|co|vs|no|dr|mr|mrs|ms|jr|sr|inc|approx|pct|est|dept|univ|ave|"
+                              r"e\.g|i\.e|u\.s|d\.c)|\b[a-z])\.$", re.IGNORECASE)
+
+
+def split_context(question: str) -> tuple[str, str]:
+    """``(context, ask)``: a chatty question's scene-setting sentences and the question itself.
+
+    "My coworker from Phoenix says everyone in Arizona lives near it. Is that true? What share of Arizona's
+    population lives in Maricopa County?" asks only the last sentence; the names before it (Phoenix) are not
+    what the answer is about.  The ask is the last sentence with a question mark and whatever follows it (an
+    instruction such as "Leave out Puerto Rico."), or the last sentence; a preamble before a colon inside it
+    ("I want the basics on Buncombe County, NC: how many people live there ...") is context too.  Context is
+    used only for what the ask leaves open: its places ("there", "each"), its measure, its scope clauses."""
+    text = " ".join(question.split())
+    pieces: list[str] = []
+    start = 0
+    for mt in re.finditer(r"[.?!]+\s+(?=[\"“(A-Za-z0-9$])", text):
+        head = text[start:mt.start() + 1]
+        if text[mt.start()] == "." and _NO_SENTENCE_END.search(head):
+            continue
+        pieces.append(text[start:mt.end()].strip())
+        start = mt.end()
+    pieces.append(text[start:].strip())
+    pieces = [x for x in pieces if x]
+    if len(pieces) > 1:
+        asks = [i for i, x in enumerate(pieces) if "?" in x]
+        i = asks[-1] if asks else len(pieces) - 1
+        # "... in Michigan, counting both undergraduates and graduate students. What is it?": a bare
+        # "what is it?" asks the sentence before it
+        while i > 0 and len(pieces[i].split()) <= 4 and re.search(
+                r"\b(it|that|this|them|those|one|number|figure)\b|^(please|thanks|thank you)\b", pieces[i],
+                re.IGNORECASE):
+            i -= 1
+        # "I'm listing every county where the median rent is at least $2,000. Which counties are those?": an ask
+        # that points back at the request before it asks that request
+        if i > 0 and re.search(r"\b(those|these|them|they|their|each of them|that list)\b", pieces[i], re.IGNORECASE):
+            i -= 1
+        # "Is it true that most counties in Illinois lost population ...? How many lost people?": a short ask that
+        # names no place and no kind of place asks about the ones the sentence before it names
+        if i > 0 and len(pieces[i].split()) <= 6 and not _NAMES_PLACES.search(pieces[i]) and \
+                _NAMES_PLACES.search(pieces[i - 1]) and not re.search(r"\b(there|here|it|its|that|this|those|these|"
+                                                                      r"them|they|their)\b", pieces[i], re.IGNORECASE):
+            i -= 1
+        # "Rank Colorado counties by ... Top 3 only.": a short instruction after a request without a question
+        # mark is part of that request
+        if not asks and i > 0 and len(pieces[i].split()) <= 5 and not re.match(
+                r"(what|which|how|is|are|does|do|can|could|give|show|list|rank|compare|tell|who|where|when)\b",
+                pieces[i], re.IGNORECASE):
+            i -= 1
+        context, ask = " ".join(pieces[:i]), " ".join(pieces[i:])
+    else:
+        context, ask = "", text
+    # "The Twin Cities counties, Hennepin and Ramsey: what's the median rent in each?"
+    colon = re.search(r":\s+(?=(what|which|how|is|are|does|do|can|could|give|show|list|rank|compare|tell)\b)",
+                      ask, re.IGNORECASE)
+    # "US total population: give the change ...": a short label before the colon is the subject, not a preamble
+    label = ask[: colon.start()] if colon else ""
+    if colon and colon.start() > 0 and (len(label.split()) > 3 or re.match(
+            r"(for|in|on|as|to|from|with|about|re|hi|hey|ok|okay|so|quick|i|we|my|our)\b", label, re.IGNORECASE)):
+        context = (context + " " + ask[: colon.start()]).strip()
+        ask = ask[colon.end():]
+    return context, ask
+
+
+#: words that name places or kinds of places (a capitalised word after the first, or a level word)
+_NAMES_PLACES = re.compile(r"(?<=\s)[A-Z][a-z]+|(?i:\b(states?|count(y|ies)|parish(es)?|cit(y|ies)|towns?|places|"
+                           r"nation|country|us|usa)\b)")
+
+#: words of an ask that point back to places named before it
+_BACK_REFERENCE = re.compile(r"\b(there|here|it|its|each|both|them|they|their|these|those|that (county|state|place)|"
+                             r"this (county|state|place)|the (county|state)|these (counties|states)|"
+                             r"those (counties|states))\b")
+
+
+def _use_context(p: Parse, context: str, cat: Catalog, chunks: Sequence[Chunk]) -> None:
+    """The places and scope clauses of the scene-setting text, for an ask that names no place of its own."""
+    tc = normalize(context)
+    ctx = Parse(question=context, tc=tc, t=tc.lower())
+    try:
+        read_scope(ctx, cat)
+        find_places(ctx, cat)
+        drop_excluded(ctx)
+    except Decline:
+        return
+    if not p.places:  # "I'm relocating to Indianapolis ...", "Miami Beach: ...": a city named in the preamble
+        try:
+            find_unknown_places(ctx, cat)
+        except Decline as exc:
+            if exc.kind == "ambiguous":
+                raise  # the place the question is about has several readings: ask which
+            # another unknown word of the preamble is no reason to decline the question
+    # an instruction in the context ("Leave out Puerto Rico.") still applies, and so does "US total population:"
+    if not ctx.places and (NATIONAL.search(ctx.t) or re.search(r"\b(US|USA)\b", ctx.tc)):
+        p.national = True
+    p.include |= ctx.include - p.exclude
+    p.exclude |= ctx.exclude - p.include
+    p.notes.extend(n for n in ctx.notes if n not in p.notes)
+    if p.places:
+        return
+    resolve_ambiguous(ctx)
+    # an ambiguous name stays (the frame builder picks its reading, or shows or asks which): dropped, the question
+    # would be answered for the other places only
+    places = sorted(ctx.places, key=lambda pl: pl.span[0])
+    if not places:
+        return
+    choice = re.search(r"\b(which|compare[sd]?|vs|versus|either|bigger|larger|smaller|higher|lower|difference|gap|"
+                       r"significant\w*)\b", p.t)
+    if not _BACK_REFERENCE.search(p.t) and len(places) > 1 and not choice:  # "which has the bigger ...": all
+        places = places[-1:]
+    if _BACK_REFERENCE.search(p.t) and not re.search(r"\b(each|both|them|they|their|these|those)\b", p.t):
+        places = places[-1:]  # "there" is the place named last
+    end = len(p.t)
+    for pl in places:
+        p.places.append(replace(pl, span=(end, end), how="ambiguous" if pl.how == "ambiguous" else "context"))
+    p.notes.append(f"The question's {'places' if len(places) > 1 else 'place'} read from what comes before it: "
+                   f"{join_words([pl.label for pl in places])}.")
+
+
+def _use_context_measures(p: Parse, context: str, cat: Catalog, chunks: Sequence[Chunk]) -> None:
+    """An ask that names no measure ("Which state is worst?") takes the one named before it."""
+    tc = normalize(context)
+    ctx = Parse(question=context, tc=tc, t=tc.lower())
+    try:
+        find_places(ctx, cat)
+    except Decline:
+        pass  # "How many people live in Springfield?" asked which Springfield; its measure still counts
+    try:
+        find_measures(ctx, cat, chunks)
+    except Decline:
+        return
+    strong = ctx.strong() or [m for m in ctx.mentions if m.weak][:1]
+    if len(strong) != 1:
+        return
+    end = len(p.t)
+    p.mentions.append(Mention(strong[0].measure, end, end, strong[0].phrase))
+    p.notes.append(f"The measure read from what comes before the question: {nice_name(strong[0].measure)}.")
+
+
+def drop_excluded(p: Parse) -> None:
+    """A place left out by a clause ("the US excluding California") is not a place the question is about: the
+    clause reader (:mod:`.scope`) has already recorded it in ``p.exclude``; drop any place that still overlaps."""
+    p.places = [pl for pl in p.places if not any(a <= pl.span[0] < b for a, b in p.scope_spans)]
+
+
+def _foreign(p: Parse, cat: Catalog) -> None:
+    """Another country ("Ontario, Canada"): declined before its places' names are looked up among US places
+    ("Mexico, Missouri" is a US place: the name was read with its state, so it is masked here)."""
+    mt = FOREIGN.search(mask(p.t, p.blocked))
+    if mt:
+        raise Decline(f"“{p.tc[mt.start():mt.end()]}”: the data is the US Census Bureau's American Community Survey — "
+                      "US states, counties and places, and Puerto Rico — with nothing for other countries.",
+                      topic_suggestions(p, cat))
+
+
+def check_scope(p: Parse, cat: Catalog, context: str = "") -> None:
+    """Decline early what the data cannot answer (missing topics, sub-county places, cities, trends, other
+    years, comparisons against an average), and note the scope words: the US, the 50 states, DC, Puerto Rico."""
+    t = p.t
+    _dollar_basis(p, cat)
+    masked = mask(t, p.blocked + [m.span for m in p.strong()])
+    idioms = [mt.span() for mt in re.finditer(r"\b(statistically|generally|roughly|technically|strictly|broadly) "
+                                                r"speaking\b", t)]
+    places_only = mask(t, p.blocked + dollar_words(t) + idioms)
+    inside = [m.span for m in p.strong()]
+    for gap in load_gaps():
+        if gap.lifted_by(m.measure for m in p.strong()):
+            continue  # its table has been fetched and the question names a measure over it
+        # a topic word inside a measure's own phrase ("value of owner-occupied homes") is that measure
+        mt = gap.find(places_only, inside)
+        if mt:
+            raise Decline(f"the shipped census extract has no data on {gap.topic} (asked: “{mt.group(0)}”).",
+                          topic_suggestions(p, cat))
+    masked = INDEPENDENT_CITY.sub(lambda m: "_" * len(m.group(0)), masked)
+    found = coded_level(p, cat, masked)
+    if found is not None and found[0] in cat.levels:  # tracts, ZCTAs, districts, metros loaded: read by units.py
+        p.coded = found
+        read_periods(p, cat, context)
+        return
+    coded = coded_level_decline(p, cat, masked, [m.measure for m in p.strong()])
+    if coded is not None:
+        raise coded
+    places = "place" in cat.levels
+    mt = (SUB_STATE_NOT_PLACES if places else SUB_STATE).search(masked) or re.search(
+        r"(?<![\d$,.])\d{5}(?![\d,%])", masked)
+    if mt and not re.search(r"\b(more|less|over|under|above|below|than|least|most)\s+$", masked[: mt.start()]):
+        covered = "states, counties and Census places (cities, towns, CDPs)" if places else \
+            "states and counties (county-equivalents)"
+        raise Decline(f"“{mt.group(0)}”: the data covers {covered} only — no neighborhoods, townships, school "
+                      "districts, wards or ZIP codes.", place_suggestions(p, cat))
+    if not places and CITY_WORD.search(masked):
+        raise Decline("the data covers states and counties only; cities are not in it (except the "
+                      "independent cities that are county-equivalents, e.g. “Baltimore city”).",
+                      place_suggestions(p, cat))
+    mt = FORECAST.search(masked)
+    if mt:
+        raise Decline(
+            f"“{mt.group(0)}”: the data holds published ACS 5-year estimates of past periods (the latest 2019-2023); "
+            "it makes no forecasts or projections.", topic_suggestions(p, cat))
+    mt = OTHER_PRODUCT.search(masked)
+    if mt:
+        raise Decline(
+            f"“{mt.group(0)}”: the data holds ACS 5-year estimates only (2019-2023, or 2018-2022 for poverty, "
+            "health insurance and enrolment) — no 1-year or 3-year ACS figures.", topic_suggestions(p, cat))
+    read_periods(p, cat, context)
+    mt = PER_N.search(masked)
+    if mt:
+        n = per_number(mt.group(1), mt.group(3))
+        if n is None or mt.group(4) not in ("people", "residents", "persons", "population", "inhabitants", "capita",
+                                            "person", "resident", "head"):
+            raise Decline(
+                f"rates “{mt.group(0)}” are not computed by the offline planner; ask for the count and the "
+                "population (or a percentage share) instead.", topic_suggestions(p, cat))
+        p.per_n = (n, mt.group(0))
+    mt = VERSUS_AVG.search(masked)
+    if mt and mt.group(4) in ("national", "us", "country", "nationwide") and p.places:
+        # "Is Florida's poverty rate higher than the national average?": the places plus a US row (the 50 states +
+        # DC, summed counts); the planner declines it for medians and indexes, which have no US figure
+        p.vs_us = True
+        p.national = True
+        mt = None
+    if mt:
+        raise Decline(f"comparing against an average or a national/state figure (“{mt.group(0)}”) is beyond "
+                      "the offline planner; ask for the places' values and the overall figure separately.",
+                      topic_suggestions(p, cat))
+    if FIFTY.search(t):
+        p.fifty = True
+    masked2 = mask(t, p.blocked + [m.span for m in p.mentions if not m.weak])
+    if NATIONAL.search(masked2) or re.search(r"\b(US|USA)\b", mask(p.tc, p.blocked)) or LOWER_US.search(masked2):
+        p.national = True
+        if p.places and VS_US.search(masked2):
+            p.vs_us = True
+
+
+#: "in 2023 inflation-adjusted dollars": the dollars a figure is asked in
+_DOLLAR_BASIS = re.compile(r"\b(?:in\s+)?(?:(?P<year>(?:19|20)\d\d)\s+(?:inflation\s+adjusted\s+|constant\s+|real\s+)?"
+                           r"dollars|inflation\s+adjusted\s+dollars|(?:constant|real)\s+dollars)\b")
+
+
+def _dollar_basis(p: Parse, cat: Catalog) -> None:
+    """A dollar basis that is the data's own (2023 dollars for 2019-2023 figures) is noted and set aside; another
+    year's dollars would need a conversion the question did not ask to be made silently, so it is declined."""
+    for mt in _DOLLAR_BASIS.finditer(p.t):
+        if overlaps(mt.span(), p.blocked):
+            continue
+        dollars = [m.measure for m in p.strong() if m.measure.unit == "dollars"]
+        ends = {m.vintage[-4:] for m in dollars}
+        year = mt.group("year")
+        if year and ends and year not in ends:
+            raise Decline(f"the figures are published in {join_words(sorted(ends))} dollars (the last year of their "
+                          f"ACS period); “{p.tc[mt.start():mt.end()]}” would need them converted, which the offline "
+                          "planner does not do for one period. Ask without the dollar year, or for a change between "
+                          "two periods (both are then put in the later period's dollars).", 
+                          topic_suggestions(p, cat))
+        p.blocked.append(mt.span())
+        which = join_words(sorted(ends)) if ends else "the period's last year"
+        p.notes.append(f"“{p.tc[mt.start():mt.end()].strip()}”: the figures are in {which} dollars, as the Census "
+                       "Bureau publishes them for the period.")
+
+
+def find_level(p: Parse, cat: Catalog) -> None:
+    """Which level a set question is about: any county word wins ("Texas counties"), then cities, towns and
+    other Census places (when they are loaded), then "states"."""
+    t = mask(p.t, p.blocked)
+    t = re.sub(r"\bunited states\b", lambda m: "_" * len(m.group(0)), t)
+    words = [m.group(1) for m in LEVEL_PLURAL.finditer(t)] + [m.group(1) for m in LEVEL_SINGULAR.finditer(t)]
+    t = INDEPENDENT_CITY.sub(lambda m: "_" * len(m.group(0)), t)  # county-equivalents, not Census places
+    county = any(w not in ("states", "state") for w in words)
+    # "places in the 50 states": places counted across states; "which five places ..." after "the states" are states
+    weak = PLACE_LEVEL_WEAK.search(t)
+    across = weak is not None and re.match(r"\s+(in|across|within|of)\s+(all\s+)?(the\s+)?((\d+|fifty)\s+)?"
+                                            r"(states|us|usa|country|nation)\b", t[weak.end():])
+    if across:
+        words = [w for w in words if w not in ("states", "state")]
+    place = "place" in cat.levels and (PLACE_LEVEL.search(t) or (not words and weak))
+    counties = [pl for pl in p.places if pl.level == "county"]
+    named_places = any(pl.level == "place" or (pl.county is not None and pl.county.suffix == "city")
+                       for pl in p.places)  # a city named (a Census place, or an independent city)
+    if place and (county or counties) and not named_places:  # "the largest cities in Travis County"
+        raise Decline(
+            "Census places (cities, towns, CDPs) are not nested in counties — a city can spread over several "
+            "(Austin over three) — and the data does not say which places lie in which county; ask about the "
+            "places of a state, or about the county as a whole.",
+            [f"What are the 10 largest cities in {counties[0].state.name}?" if counties else
+             "What are the 10 largest cities in Texas?"]
+            + [f"What is the population of {pl.label}?" for pl in counties[:2]])
+    if place:
+        p.level = "place"
+        kinds = {m.group(1) for m in re.finditer(r"\b(cities|city|towns|town|villages|village|boroughs|borough|cdps|"
+                                                 r"cdp|census designated places?|places)\b", t)}
+        if INCORPORATED.search(t):
+            p.place_kind = "incorporated"
+        elif CDP_ONLY.search(t) and not re.search(r"\b(cities|towns|villages)\b", t):
+            p.place_kind = "cdp"
+        elif kinds and kinds <= {"villages", "village"}:  # "how many villages": the places that are villages
+            p.place_kind = "village"
+        elif kinds and kinds <= {"towns", "town"}:
+            p.place_kind = "town"
+        elif kinds and kinds <= {"boroughs", "borough"} and "county" not in words:
+            p.place_kind = "borough"
+    elif county:
+        p.level = "county"
+    elif words:
+        p.level = "state"

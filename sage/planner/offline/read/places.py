@@ -1,0 +1,427 @@
+"""Finding the places a question names: state names, postal codes and demonyms, Census regions, "X County, ST",
+parishes, census areas and independent cities, lists of counties sharing one suffix, misspellings, and ambiguous
+county names.  County names written without "County" and names that are no place at all are :mod:`.bare_names`'s.
+
+Each match is a :class:`~sage.planner.offline.read.parsed.Place` with ``how`` saying how it was found, so the plan can
+state every guess it made."""
+
+from __future__ import annotations
+
+import difflib
+import re
+
+from ....text import overlaps
+from ..catalog import Catalog, County, State, is_measure_word, state_words
+from ..declines import Decline, generic_suggestions, state_suggestions
+from .bare_names import find_bare_counties, qualified, state_after
+from .localities import find_aliases, find_full_names, find_localities, find_state_led, names_place_before
+from .parsed import Parse, Place
+from .vocabulary import (
+    ASC_WORDS,
+    COMMON_ENGLISH,
+    COMPARE,
+    COUNTY_ALIASES,
+    COUNTY_GROUPS,
+    DEMONYMS,
+    DESC_WORDS,
+    INFORMAL_REGION,
+    KNOWN_WORDS,
+    REGION_RES,
+    SET_WORDS,
+    SUPERLATIVE,
+    WORDLIKE_ABBRS,
+    geo_key,
+    join_words,
+)
+
+
+def find_places(p: Parse, cat: Catalog) -> None:
+    """Every state and county the question names.  Counties come first, so the state in "Washington County" or
+    "Texas County, MO" is not also read as a place of its own."""
+    t = p.t
+    find_full_names(p, cat)
+    _find_counties(p, cat)
+    find_aliases(p, cat)
+    # the District of Columbia in its spellings
+    for mt in re.finditer(r"\b(district of columbia|washington,? dc|washington,? d c|d c|dc)\b", t):
+        if not overlaps(mt.span(), p.blocked):
+            _add_state(p, cat.state_by_abbr["DC"], mt.span(), "exact")
+    # full state names ("Texas", "texass" from "Texas's")
+    for mt in cat.state_pattern.finditer(t):
+        span = mt.span()
+        if overlaps(span, p.blocked):
+            continue
+        after = t[span[1]:]
+        if find_state_led(p, cat, span, cat.state_by_key[mt.group(1)]):
+            continue  # Kansas City, Oklahoma City, Iowa City: a Census place
+        if re.match(r"\s+city\b", after) and "place" not in cat.levels:  # New York City, Kansas City...
+            raise Decline(
+                f"“{p.tc[span[0]:span[1]]} City” is a city; the data has only states and counties "
+                "(county-equivalents), not cities or other places.",
+                state_suggestions(cat.state_by_key.get(mt.group(1))))
+        if mt.group(1) == "washington" and re.match(r",?\s+(dc|d c)\b", after):
+            continue
+        _add_state(p, cat.state_by_key[mt.group(1)], span, "exact")
+    _find_regions(p, cat)
+    # demonyms ("Texans")
+    for word, state_name in DEMONYMS.items():
+        for mt in re.finditer(r"\b" + re.escape(word) + r"\b", t):
+            if not overlaps(mt.span(), p.blocked):
+                _add_state(p, cat.state_by_key[geo_key(state_name)], mt.span(), "demonym")
+    # postal codes
+    all_caps = sum(ch.isupper() for ch in p.tc) > 0.6 * max(1, sum(ch.isalpha() for ch in p.tc))
+    codes = [mt for mt in re.finditer(r"(?<![A-Za-z0-9])([A-Za-z]{2})(?![A-Za-z0-9])", p.tc)
+             if mt.group(1).upper() in cat.state_by_abbr and mt.group(1).upper() != "US"
+             and not overlaps(mt.span(), p.blocked)]
+    taken: set[int] = set()
+    for n, mt in enumerate(codes):
+        code = mt.group(1)
+        wordlike = code.lower() in WORDLIKE_ABBRS
+        if (code.isupper() and (not all_caps or not wordlike)) or (code.islower() and not wordlike):
+            taken.add(n)
+        elif wordlike and not _place_next(p, cat, mt.end()) and names_place_before(
+                p, cat, len(p.t[:mt.start()].rstrip(" ,")), cat.state_by_abbr[code.upper()]):
+            taken.add(n)  # "pittsburg pa population": after a place's name ("springfield or columbus" is a list)
+    # "pov rate ms vs la vs nm vs wv": a postal code that is also a word counts inside a list of postal codes
+    grew = True
+    while grew:
+        grew = False
+        for n, mt in enumerate(codes):
+            if n in taken:
+                continue
+            for m in (n - 1, n + 1):
+                if m in taken and 0 <= m < len(codes):
+                    a, b = sorted((mt, codes[m]), key=lambda x: x.start())
+                    if re.fullmatch(r"\s*(,|vs|versus|and|or|&|/|,\s*and|,\s*or)\s*", p.t[a.end():b.start()]):
+                        taken.add(n)
+                        grew = True
+                        break
+    for n in sorted(taken):
+        mt = codes[n]
+        _add_state(p, cat.state_by_abbr[mt.group(1).upper()], mt.span(), "abbr")
+    _find_fuzzy_states(p, cat)
+    find_localities(p, cat)
+    find_bare_counties(p, cat)
+    _informal_regions(p)
+    resolve_ambiguous(p)
+
+
+def _place_next(p: Parse, cat: Catalog, at: int) -> bool:
+    """Whether the word at ``at`` begins a place's or a state's name."""
+    mt = re.match(r"\s*([a-z]+)", p.t[at:])
+    if mt is None:
+        return False
+    word = mt.group(1)
+    return word in cat.state_words or bool(cat.localities_named(word)) or word in cat.locality_first_words
+
+
+def _find_regions(p: Parse, cat: Catalog) -> None:
+    """Census regions and divisions ("New England", "the Midwest") are read as their states, with the definition
+    stated; a region with no single definition ("the Sun Belt", "Pacific Northwest") is set aside for
+    :func:`_informal_regions`."""
+    t = p.t
+    for mt in INFORMAL_REGION.finditer(t):
+        if not overlaps(mt.span(), p.blocked):
+            p.informal.append(mt.span())
+            p.blocked.append(mt.span())
+    for rx, name, codes in REGION_RES:
+        for mt in rx.finditer(t):
+            if overlaps(mt.span(), p.blocked):
+                continue
+            states = [cat.state_by_abbr[c] for c in codes if c in cat.state_by_abbr]
+            p.blocked.append(mt.span())
+            for st in states:
+                p.places.append(Place("state", st, None, mt.span(), "region", p.tc[mt.start():mt.end()]))
+            p.notes.append(f"“{p.tc[mt.start():mt.end()].strip()}” read as {name}: "
+                           f"{', '.join(st.abbr for st in states)}.")
+
+
+def _informal_regions(p: Parse) -> None:
+    """A region with no single definition ("the Bay Area", "the Sun Belt") is declined (the answer would be about
+    somewhere else) unless the question lists its places itself: "the nine Bay Area counties (Alameda, ...,
+    California)", "the Twin Cities counties, Hennepin and Ramsey"."""
+    for span in p.informal:
+        text = p.tc[span[0]:span[1]]
+        listed = re.match(r"\s+(counties|states|parishes)\b", p.t[span[1]:]) and any(
+            pl.span[0] >= span[1] for pl in p.places)
+        # "A Pacific Northwest higher-ed consortium wants ... Washington, Oregon and Idaho": the region word
+        # describes something else, and the places are named
+        adjectival = bool(p.places) and not re.match(
+            r"\s*($|[,.;:?!]|(and|or|vs|versus|with|compared|than|plus)\b)", p.t[span[1]:])
+        listed = bool(listed) or adjectival
+        if listed:
+            p.notes.append(f"“{text}” read as the places the question lists.")
+            continue
+        raise Decline(
+            f"“{text}” is not a region with one agreed definition, and the data has no "
+            "region rows; name the states (or counties) you mean, or use a Census region or division "
+            "(Northeast, Midwest, South, West; New England, Pacific ...).",
+            ["Which 3 states have the highest poverty rate?",
+             "Compare the unemployment rate of Washington, Oregon and Idaho",
+             "Which New England state has the highest median household income for White householders?"])
+
+
+def resolve_ambiguous(p: Parse) -> None:
+    """An ambiguous county name ("Cook County") with exactly one candidate in a state the question names
+    elsewhere ("Cook County's share of Illinois' people") is that one, and the state only served to place it
+    (it stays a place of its own when the question compares the two)."""
+    states = [pl for pl in p.places if pl.level == "state"]
+    counties = [pl for pl in p.places if pl.level == "county"]
+    if len(counties) >= 2 and any(pl.how == "ambiguous" for pl in counties) and not states:
+        # counties named together usually share a state: "Harris County or Dallas County" -> both in Texas
+        sets = [{c.state.fips for c in pl.candidates} if pl.how == "ambiguous" else {pl.state.fips}
+                for pl in counties]
+        common = set.intersection(*sets)
+        # ... but only when that state is also where each ambiguous name is largest ("Cook and Harris" stay open)
+        largest = {pl.candidates[0].state.fips for pl in counties if pl.how == "ambiguous"}
+        if len(common) == 1 and common == largest:
+            fips = common.pop()
+            for i, pl in enumerate(p.places):
+                if pl.how == "ambiguous":
+                    c = next(c for c in pl.candidates if c.state.fips == fips)
+                    p.places[i] = Place("county", c.state, c, pl.span, "rule", pl.text)
+                    p.notes.append(f"“{pl.text}” exists in several states; read as {c.label}, the only state "
+                                   "that has every county the question names.")
+    for i, pl in enumerate(p.places):
+        if pl.how != "ambiguous":
+            continue
+        pick = [c for c in pl.candidates if any(c.state.fips == s.state.fips for s in states)]
+        if len(pick) == 1:
+            c = pick[0]
+            p.places[i] = Place("county", c.state, c, pl.span, "rule", pl.text)
+            p.notes.append(f"“{pl.text}” exists in {len(pl.candidates)} states; read as {c.label}, the one in "
+                           "the state the question names.")
+            if not COMPARE.search(p.t):
+                p.places = [q for q in p.places if not (q.level == "state" and q.state.fips == c.state.fips)]
+
+
+def _add_state(p: Parse, st: State, span: tuple[int, int], how: str) -> None:
+    p.blocked.append(span)
+    p.places.append(Place("state", st, None, span, how, p.tc[span[0]:span[1]]))
+
+
+def _find_counties(p: Parse, cat: Catalog) -> None:
+    t = p.t
+    # New York City boroughs and other common names of counties
+    for word, (county_name, fips) in COUNTY_ALIASES.items():
+        for mt in re.finditer(r"\b" + re.escape(word) + r"\b(?!\s+county)", t):
+            if overlaps(mt.span(), p.blocked):
+                continue
+            c = next((c for c in cat.counties_by_state.get(fips, []) if c.name == county_name), None)
+            if c:
+                p.blocked.append(mt.span())
+                p.places.append(Place("county", c.state, c, mt.span(), "alias", p.tc[mt.start():mt.end()]))
+    for word, (names, fips, said) in COUNTY_GROUPS.items():
+        for mt in re.finditer(r"\b(the\s+)?" + re.escape(word) + r"\b", t):
+            if overlaps(mt.span(), p.blocked):
+                continue
+            members = [c for c in cat.counties_by_state.get(fips, []) if c.name in names]
+            p.blocked.append(mt.span())
+            for c in members:
+                p.places.append(Place("county", c.state, c, mt.span(), "alias", p.tc[mt.start():mt.end()]))
+            p.notes.append(f"“{p.tc[mt.start():mt.end()].strip()}” read as {said}: "
+                           f"{join_words([c.name for c in members])}.")
+    _find_county_lists(p, cat)
+    suffix_re = re.compile(r"\b(city and borough|census area|planning region|municipality|municipio|borough|"
+                           r"parish|county|countys|cnty|cty|co|city)\b")
+    for mt in suffix_re.finditer(t):
+        if overlaps(mt.span(), p.blocked):
+            continue
+        suffix = "county" if mt.group(1) in ("countys", "cnty", "cty", "co") else mt.group(1)
+        if mt.group(1) == "co":
+            # "Cook Co., IL": only right after a county name and before its state, else it is Colorado
+            words = t[: mt.start()].rstrip().split(" ")
+            co_hits = [c for k in range(1, 4) if len(words) >= k
+                       for c in cat.county_index.get((" ".join(words[-k:]), "county"), [])]
+            if not co_hits or not qualified(p, cat, mt.end(), co_hits):
+                continue
+        before = t[: mt.start()].rstrip()
+        words = before.split(" ")
+        found = None
+        for k in range(min(6, len(words)), 0, -1):
+            base = " ".join(words[-k:])
+            hits = cat.county_index.get((base, suffix))
+            if hits:
+                found = (base, hits)
+                break
+        if found is None and suffix == "city":
+            # "the city of Baltimore" / "Baltimore City" handled above; "city of X" -> X city
+            m2 = re.match(r"\s+of\s+([a-z]+(?: [a-z]+){0,2})", t[mt.end():])
+            if m2:
+                for k in range(len(m2.group(1).split()), 0, -1):
+                    base = " ".join(m2.group(1).split()[:k])
+                    hits = cat.county_index.get((base, "city"))
+                    if hits:
+                        start = mt.start()
+                        end = mt.end() + len(m2.group(0).split(base)[0]) + len(base)
+                        _add_county(p, cat, hits, (start, end), "alias")
+                        break
+            continue
+        if found is None and words and (words[-1] in cat.state_by_key or " ".join(words[-2:]) in cat.state_by_key):
+            continue  # "which vermont county has the highest ...": a state's counties, not a misspelt county
+        if found is None:
+            fuzzy = _fuzzy_county(words, suffix, cat)
+            if fuzzy is None:
+                last = words[-1] if words else ""
+                if suffix in ("county", "parish") and last.isalpha() and last not in KNOWN_WORDS \
+                        and last not in COMMON_ENGLISH and not is_measure_word(last, cat) \
+                        and not SUPERLATIVE.search(last) and not DESC_WORDS.search(last) \
+                        and not ASC_WORDS.search(last) and last not in state_words(cat):
+                    name = p.tc[before.rfind(" ") + 1: mt.end()] if " " in before else p.tc[: mt.end()]
+                    raise Decline(f"no county named “{name}” was found in the data.",
+                                  generic_suggestions())
+                continue
+            base, hits, how = fuzzy
+            start = mt.start() - len(base) - 1
+            typed_from = max(0, mt.start() - len(" ".join(words[-len(base.split()):])) - 1)
+            _add_county(p, cat, hits, (max(0, start), mt.end()), how, typed=p.tc[typed_from: mt.end()])
+            continue
+        base, hits = found
+        start = mt.start() - len(base) - 1
+        if base in cat.state_by_key and mt.group(1) == "countys":
+            continue  # "texas countys where ...": the plural, misspelt, after a state — never "Texas County"
+        if base in cat.state_by_key and suffix == "county" and not qualified(p, cat, mt.end()):
+            prev = t[: max(0, start)].split()[-1:] or [""]
+            if prev[0] in SET_WORDS or prev[0].isdigit() or SUPERLATIVE.search(prev[0]) \
+                    or is_measure_word(prev[0], cat):
+                continue  # "Which Texas county has ...": the state, and a county-level question
+        _add_county(p, cat, hits, (max(0, start), mt.end()), "exact")
+
+
+def _find_county_lists(p: Parse, cat: Catalog) -> None:
+    """ "Cook and DuPage counties", "Orleans, Jefferson and St Tammany parishes": several counties sharing
+    one plural suffix.  Taken only when every name is a county (else "Texas and Oklahoma counties" is a
+    level word with two states)."""
+    t = p.t
+    for mt in re.finditer(r"\b(counties|countys|parishes)\b", t):
+        suffix = "county" if mt.group(1) in ("counties", "countys") else "parish"
+        head = re.split(r"\b(?:in|of|for|between|compare|comparing|the|both)\b|[:;?]", t[: mt.start()])[-1]
+        pieces = [x.strip() for x in re.split(r",\s*(?:and\s+|or\s+)?|\s+(?:and|or|vs|versus|&)\s+", head)
+                  if x.strip()]
+        if len(pieces) < 2:
+            continue
+        found: list[list[County]] = []
+        bases: list[str] = []
+        for piece in pieces:
+            words = piece.split()
+            base = next((" ".join(words[-k:]) for k in range(len(words), 0, -1)
+                         if (" ".join(words[-k:]), suffix) in cat.county_index), None)
+            if base is None:
+                break
+            bases.append(base)
+            found.append(cat.county_index[(base, suffix)])
+        if len(found) != len(pieces) or all(b in cat.state_by_key for b in bases):
+            continue
+        pieces = bases
+        start = mt.start() - len(head) + (len(head) - len(head.lstrip()))
+        span = (start, mt.end())
+        # one state for all: named after the list, else the only state that has every name
+        qual = None
+        mq = re.match(r"(\s*,\s*|\s+in\s+|\s+of\s+|\s*\(\s*|\s+)", t[mt.end():])
+        if mq:
+            ms = cat.state_pattern.match(t, mt.end() + mq.end())
+            if ms:
+                qual = (cat.state_by_key[ms.group(1)], (mt.end() + mq.end(), ms.end()))
+            else:
+                ma = re.compile(r"([a-z]{2})(?![a-z0-9])").match(t, mt.end() + mq.end())
+                if ma and ma.group(1).upper() in cat.state_by_abbr and (
+                        p.tc[ma.start():ma.end()].isupper() or ma.group(1) not in WORDLIKE_ABBRS):
+                    qual = (cat.state_by_abbr[ma.group(1).upper()], ma.span())
+        common = set.intersection(*[{c.state.fips for c in hits} for hits in found])
+        fips = qual[0].fips if qual else (next(iter(common)) if len(common) == 1 else None)
+        if fips is None or fips not in common:
+            continue
+        p.blocked.append(span)
+        if qual:
+            p.blocked.append(qual[1])
+        for piece, hits in zip(pieces, found, strict=False):
+            c = next(c for c in hits if c.state.fips == fips)
+            p.places.append(Place("county", c.state, c, span, "qualifier" if qual else "rule", piece))
+        if not qual:
+            state_name = next(c.state.name for c in found[0] if c.state.fips == fips)
+            p.notes.append(f"{join_words(pieces)} {mt.group(1)} read as the ones in {state_name}, the only state "
+                           "that has all of them.")
+
+
+def _fuzzy_county(words: list[str], suffix: str, cat: Catalog):
+    """A misspelled county name before its suffix ("Maricpa County"): the closest name with that suffix
+    (``_add_county`` then prefers the one in the state named right after it)."""
+    bases = cat.bases_by_suffix.get(suffix, [])
+    for k in (3, 2, 1):
+        if len(words) < k:
+            continue
+        typed = " ".join(words[-k:])
+        if len(typed) < 4 or typed in KNOWN_WORDS or words[-k] in KNOWN_WORDS:
+            continue
+        close = difflib.get_close_matches(typed, bases, n=3, cutoff=0.8)
+        if close:
+            return close[0], cat.county_index[(close[0], suffix)], "fuzzy"
+    return None
+
+
+def _add_county(p: Parse, cat: Catalog, hits: list[County], span: tuple[int, int], how: str,
+                typed: str = "") -> None:
+    # a state right after the county qualifies it: "Wayne County, MI", "wayne county michigan", "(TX)"
+    qual = state_after(p, cat, span[1], hits)
+    text = typed or p.tc[span[0]:span[1]]
+    if qual is not None:
+        st, qspan = qual
+        in_state = [c for c in hits if c.state.fips == st.fips]
+        if not in_state:
+            # maybe misspelled: closest name with that suffix in that state
+            suffix = hits[0].suffix
+            names = [c.base for c in cat.counties_by_state.get(st.fips, []) if c.suffix == suffix]
+            close = difflib.get_close_matches(hits[0].base, names, n=1, cutoff=0.85)
+            if close and how != "exact":
+                in_state = [c for c in cat.counties_by_state[st.fips] if c.base == close[0] and c.suffix == suffix]
+            if not in_state and st.abbr == "CT" and suffix == "county":
+                raise Decline(f"{hits[0].name}, Connecticut is not in the data: Connecticut replaced its eight "
+                              "counties with nine planning regions in 2022, and the ACS 2019-2023 reports the "
+                              "regions (the shipped 2014-2018 period has Connecticut as a whole), so the old "
+                              "counties cannot be "
+                              "compared across periods. Ask about a planning region or Connecticut as a whole.",
+                              [f"What is the population of {c.label}?" for c in cat.counties_by_state[st.fips][:2]]
+                              + ["How did the population of Connecticut change from 2014-2018 to 2019-2023?"])
+            if not in_state:
+                raise Decline(f"there is no {hits[0].name} in {st.name} in the data.",
+                              [f"What is the population of {c.label}?" for c in hits[:2]]
+                              + [f"Which {st.name} counties have the most people?"])
+        p.blocked.append(span)
+        p.blocked.append(qspan)
+        how = "fuzzy" if how == "fuzzy" else "qualifier"
+        p.places.append(Place("county", st, in_state[0], (span[0], qspan[1]), how, text))
+        return
+    p.blocked.append(span)
+    if len(hits) == 1:
+        p.places.append(Place("county", hits[0].state, hits[0], span, how if how != "exact" else "unique", text))
+    else:
+        ordered = tuple(sorted(hits, key=lambda c: -c.population))
+        p.places.append(Place("county", ordered[0].state, None, span, "ambiguous", text, candidates=ordered))
+
+
+def _find_fuzzy_states(p: Parse, cat: Catalog) -> None:
+    """Misspelled state names ("Missisippi", "Goergia", "north carolna")."""
+    t = p.t
+    names = list(cat.state_by_key)
+    tokens = [(m.group(0), m.span()) for m in re.finditer(r"[a-z]+", t)]
+    used: list[tuple[int, int]] = []
+    for n in (3, 2, 1):
+        for i in range(len(tokens) - n + 1):
+            group = tokens[i:i + n]
+            span = (group[0][1][0], group[-1][1][1])
+            if overlaps(span, p.blocked) or overlaps(span, used):
+                continue
+            words = [w for w, _ in group]
+            if any(w in KNOWN_WORDS and n == 1 for w in words) or words[0] in KNOWN_WORDS:
+                continue
+            typed = " ".join(words)
+            if len(typed) < 5 or (n == 1 and typed in COMMON_ENGLISH):
+                continue
+            close = difflib.get_close_matches(typed, names, n=1, cutoff=0.84 if n == 1 else 0.86)
+            if close and close[0].count(" ") == n - 1 and close[0][0] == typed[0]:
+                st = cat.state_by_key[close[0]]
+                used.append(span)
+                p.blocked.append(span)
+                p.places.append(Place("state", st, None, span, "fuzzy", p.tc[span[0]:span[1]]))
+
+
