@@ -386,6 +386,7 @@ def _loaded_at(conn: Any, tables: Sequence[str], levels: Sequence[str], period: 
 def _take_plan(answer: Answer, plan: Plan) -> None:
     answer.standalone = plan.standalone
     answer.frame = plan.frame
+    answer.unread = list(plan.unread)
     answer.sql = plan.sql
     answer.assumptions = list(plan.assumptions)
     answer.display_hint = plan.display_hint

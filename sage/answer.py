@@ -53,6 +53,9 @@ class Answer:
     #: the question read on its own (a follow-up's "Read as"), and the offline planner's frame of it
     standalone: str = ""
     frame: dict[str, Any] | None = None
+    #: the words of the question that nothing read (the offline planner's word ledger); a question with any is
+    #: never answered
+    unread: list[str] = field(default_factory=list)
     #: which differences are statistically significant at 90% (computed by sage from the rows, never by a model;
     #: ``ask --json``'s ``"significance"``), and a sentence on what could not be tested
     significance: list[dict[str, Any]] = field(default_factory=list)
@@ -124,7 +127,8 @@ class Answer:
     def to_dict(self) -> dict[str, Any]:
         """The CLI contract of `ask` (docs/design.md): an answer, or ``error`` when there is none."""
         base: dict[str, Any] = {"id": self.id, "question": self.question, "planner": self.planner,
-                                "parent_id": self.parent_id, "standalone": self.standalone or None}
+                                "parent_id": self.parent_id, "standalone": self.standalone or None,
+                                "read_as": self.standalone or None, "unread": self.unread}
         if self.notices:
             base["notices"] = self.notices
         if self.result is None or not self.answered:

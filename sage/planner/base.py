@@ -36,6 +36,8 @@ class Plan:
     compare: str | None = None
     #: the ACS periods of a change, earlier first ("2014-2018", "2019-2023")
     periods: tuple[str, ...] = ()
+    #: the words of the question nothing read (the offline planner's word ledger): never answered around them
+    unread: tuple[str, ...] = ()
 
     @property
     def declined(self) -> bool:

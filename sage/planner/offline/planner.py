@@ -44,6 +44,8 @@ from .explain import describe, explain
 from .followup.followup import is_followup, read_followup
 from .frame.frame import Op, Query
 from .frame.intent import build_query
+from .ledger import Ledger, account, close_readings, quoted
+from .read.parsed import Parse
 from .read.parser import parse_question
 
 
@@ -71,13 +73,17 @@ class OfflinePlanner:
             # question's measure is the one the conversation is now about
             prior = _with_declined_measure(prior, context[-1].question, cat, chunks)
         followup = False
+        seen: list[Parse] = []
         try:
             before = _prior_frame(context[:-1], cat) if prior is not None and len(context) > 1 else None
-            query = read_followup(question, prior, cat, chunks, before=before) if prior is not None else None
+            query = read_followup(question, prior, cat, chunks, before=before, seen=seen) if prior is not None \
+                else None
             followup = query is not None
             if query is None:
                 earlier = context[-1].question if context and prior is None else ""
-                query = build_query(parse_question(question, chunks, cat, earlier=earlier), cat)
+                parse = parse_question(question, chunks, cat, earlier=earlier)
+                seen = [parse]
+                query = build_query(parse, cat)
         except Decline as exc:
             reason = exc.reason
             if not context and is_followup(question) and exc.kind == "declined" and len(question.split()) <= 8:
@@ -85,6 +91,9 @@ class OfflinePlanner:
                            "ask it in full.)")
             return self._decline(reason, exc.suggestions or generic_suggestions(), exc.assumptions,
                                  kind=exc.kind, fetch=exc.fetch)
+        ledger = account(seen[0], query, prior if followup else None, cat) if seen else None
+        if ledger is not None and ledger.unread:
+            return self._unread(question, query, ledger, cat)
         compiled = compile_query(query)
         retried = False
         if attempts:
@@ -109,11 +118,28 @@ class OfflinePlanner:
                     periods=query.periods)
 
     def _decline(self, reason: str, suggestions: Sequence[str], assumptions: Sequence[str] = (), *,
-                 kind: str = "declined", fetch: dict | None = None) -> Plan:
+                 kind: str = "declined", fetch: dict | None = None, unread: Sequence[str] = ()) -> Plan:
         assumptions = [f"Cannot answer: {reason}", *assumptions]
         return Plan(sql="", assumptions=assumptions, display_hint="table", planner=self.name,
                     suggestions=list(dict.fromkeys(suggestions))[:3 if kind != "ambiguous" else 8],
-                    decline_kind=kind, fetch=fetch)
+                    decline_kind=kind, fetch=fetch, unread=tuple(unread))
+
+    def _unread(self, question: str, query: Query, ledger: Ledger, cat: Catalog) -> Plan:
+        """A question with words nothing read: asked back when a word is close to something known ("Did you mean
+        Colorado?"), declined naming the words otherwise — never answered as the question that is left."""
+        words = ledger.unread
+        vocabulary = {w for m in cat.measures for s in m.synonyms for w in s.split() if len(w) > 3}
+        readings = [(w, r) for w in words for r in close_readings(w, cat, vocabulary)]
+        read_as = describe(query)
+        if readings:
+            choices = [_replace_word(question, w, r) for w, r in readings]
+            asked = "; ".join(f"“{w}”: did you mean {r}?" for w, r in readings[:4])
+            return self._decline(f"I could not read {quoted(words)} in your question ({asked}). Nothing was "
+                                 "answered; pick the reading you meant.", choices, kind="ambiguous", unread=words)
+        return self._decline(
+            f"I could not read {quoted(words)} in your question; nothing was answered. Without "
+            f"{'that word' if len(words) == 1 else 'those words'} it would read as: {read_as}.",
+            generic_suggestions(), unread=words)
 
 
 def _with_declined_measure(prior: Query, declined: str, cat: Catalog, chunks: Sequence[Chunk]) -> Query:
@@ -152,6 +178,11 @@ def _prior_frame(context: Sequence[PriorTurn], cat: Catalog) -> Query | None:
             except (KeyError, ValueError):
                 return None  # a place or measure that is gone: the follow-up is read as a new question
     return None
+
+
+def _replace_word(question: str, word: str, reading: str) -> str:
+    """``question`` with the unread ``word`` replaced by the reading it is close to."""
+    return re.sub(rf"(?i)\b{re.escape(word)}\b", reading, question, count=1)
 
 
 def _squash(sql: str) -> str:

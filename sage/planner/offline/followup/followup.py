@@ -68,13 +68,16 @@ def is_followup(question: str) -> bool:
 
 
 def read_followup(question: str, prior: Query, cat: Catalog, chunks: Sequence[Chunk] = (),
-                  before: Query | None = None) -> Query | None:
+                  before: Query | None = None, seen: list[Parse] | None = None) -> Query | None:
     """The previous frame edited as ``question`` asks, or None when ``question`` stands on its own.  ``before`` is
-    the frame before ``prior`` (for "per capita income for both" after "and LA County?").
+    the frame before ``prior`` (for "per capita income for both" after "and LA County?").  ``seen`` receives the
+    reading of the question's words, for the word ledger (:mod:`..ledger`).
 
     Raises :class:`Decline` for a follow-up that cannot be mapped onto ``prior``."""
     tc = normalize(question)
     p = Parse(question=question, tc=tc, t=tc.lower())
+    if seen is not None:
+        seen[:] = [p]
     read_scope(p, cat)
     try:
         find_places(p, cat)
@@ -89,6 +92,8 @@ def read_followup(question: str, prior: Query, cat: Catalog, chunks: Sequence[Ch
             (state,) = home.values()
             tc = normalize(in_state(question, state))
             p = Parse(question=question, tc=tc, t=tc.lower())
+            if seen is not None:
+                seen[:] = [p]
             read_scope(p, cat)
             find_places(p, cat)
             find_unknown_places(p, cat)

@@ -1,0 +1,565 @@
+"""The word ledger: every word of a question is accounted for, or the question is not answered.
+
+Why: a reader that cannot say what it did not read keeps guessing.  Each wrong answer the blind question sets found
+had the same cause — a part of the question was not read ("percent" before a change, a fourth city in a list, a
+misspelled state, "which four"), and the rest of the question was answered as if it were the whole.  The ledger
+makes that impossible for the whole class: after a question is read into a frame, each word of the ask is
+
+* **read by a reader** — it lies in a span a reader marked (a place, a measure, a threshold, a period, a scope
+  clause, a level or unit code); or
+* **named by the frame** — it is a word of :data:`FEATURE_WORDS` whose feature the frame has (``percent`` is read
+  only when a change is ranked by its percent, or the measure is a rate or share; ``four`` only when the frame
+  keeps four rows; ``except`` only when something is left out); or
+* **a function word** of the closed, reviewed list :data:`FUNCTION_WORDS` (articles, pronouns, question words,
+  politeness, the verbs of asking) — never a word that could change the answer.
+
+What is left is **unread**.  An unread word close to something known (a state, a postal code, a number word, a
+measure's word, a place's name) asks back ("Did you mean Colorado?"); any other unread word declines, naming it.
+The lists are data of this module alone: a word joins them only when a reader or a frame feature really accounts
+for it, never to make a question pass.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from .catalog import Catalog
+from .frame.frame import Op, Query
+from .read.parsed import Parse
+
+#: a word of the question: letters and digits, a number with its separators, or a percent sign
+_TOKEN = re.compile(r"\$?\d(?:[\d,]*\d)?(?:\.\d+)?%?|[a-z][a-z0-9]*|%")
+
+#: words that never change what is asked: articles, pronouns, auxiliaries, question words, connectives, politeness,
+#: the verbs and nouns of asking for data.  Reviewed: no modifier (percent, share, rate, per, average, mean, each,
+#: combined, total, except, other, only, not, without, median, all) and no name is here.
+FUNCTION_WORDS = frozenset("""
+a an the this that these those there here it its it is they them their theirs we us our ours i me my mine you your
+yours he she his her him one ones someone anyone something anything
+is are was were be been being am do does did done doing have has had having will would shall should can could may
+might must need needs needed want wanted wants wanna gonna gotta let lets like likes would
+what whats which who whos whom whose where wheres when how hows why
+and or but so yet nor then than also too as if because since while whereas though although either neither
+of in on at to for from by with about into onto over under per via across within among amongst around through
+up down out off
+please pls plz thanks thank thx ty cheers hi hello hey ok okay k yes yeah yep sure great cool awesome wow oh ah
+hmm um uh well alright right sorry quick quickly question questions curious wondering wonder wondered trying
+tell show give get got find found look looking see seen know knew known check pull list lists listing provide
+share
+data number numbers figure figures stat stats statistic statistics info information estimate estimates estimated
+value values amount count result results answer answers report reports
+actually really just exactly roughly approximately about around currently presently today now nowadays these days
+latest current recent most recent newest
+any some many much more most less least very quite pretty fairly
+acs census survey surveys american community bureau year yr years 5 five estimate
+place places area areas
+provide report reporting give giving pull put use using say make take taking taken saw see show showing need
+tell telling got gather grab fetch return print display describe summarize summary overview profile snapshot glance
+brief basically whatever meaning mean means defined define measured measure terms published available according
+story piece memo brief briefing report reporter project class homework assignment paper deadline grant application
+article newsletter presentation talk slide slides deck blog post research thesis essay lecture unit lesson course
+teacher student students editor journalist analyst planner planning council staff board consortium curiosity
+curious interested interest interesting neat nice fine good thing stuff random ooh ah aha boss asked ask asking asks
+name hold holds holding held margin margins error errors moe whether policy everyone everybody identifying
+identify identifies
+""".split())
+
+# NB: a few words above also appear in FEATURE_WORDS (more, most, less, least, share, per, than, all ...): a word in
+# FUNCTION_WORDS is read wherever it stands, so only words that never change the answer by themselves are kept
+# here; see _NEVER_FUNCTION, which takes the modifiers back out.
+
+#: modifiers that change an answer: never function words, whatever the list above says
+_NEVER_FUNCTION = frozenset("""
+percent percentage pct share rate per average mean each combined total except other only not without median all
+more most less least than
+""".split())
+
+READ_ALWAYS = FUNCTION_WORDS - _NEVER_FUNCTION
+
+#: the words each feature of a frame names.  A word is read when the frame has the feature.
+FEATURE_WORDS: dict[str, frozenset[str]] = {k: frozenset(v.split()) for k, v in {
+    # one value per place, a comparison of named places
+    "compare": "compare compared comparing comparison vs versus v between both each difference differ gap higher "
+               "lower more less than bigger smaller larger greater side against relative other one",
+    "several": "each both all every respective respectively rank ranked ranking order ordered sort sorted plus",
+    # a ranking and its size and direction
+    "rank": "top bottom highest lowest most least largest smallest biggest greatest fewest best worst rank ranked "
+            "ranking rankings order ordered sort sorted leading lead leads high low higher lower max maximum min "
+            "minimum first last number no",
+    "rank_one": "which who where one single",
+    "superlative": "cheapest priciest expensive costliest richest poorest wealthiest oldest youngest fastest slowest "
+                   "most least biggest smallest largest highest lowest best worst descending ascending order faster "
+                   "slower higher lower bigger smaller more less cheaper pricier older younger richer poorer",
+    # a filtered list, a count, a total, a share of the parent, per parent
+    "list": "which ones list all every any above below over under more less than at least most exceeding exceeds "
+            "exceed greater smaller fewer higher lower bigger between",
+    "count": "how many number count counts",
+    "total": "total totals combined together sum altogether overall all add added",
+    "share": "share percent percentage pct proportion fraction portion part % what all",
+    "per_parent": "each every per by",
+    # a change over time
+    "change": "change changes changed changing grow grew grown growing growth increase increased increases "
+              "decrease decreased declined decline declines fell fall drop dropped rose risen rise gain gained "
+              "gains lose lost loss losses shrink shrank shrunk shift shifted trend trends since between from to "
+              "over time period periods then go went up down added add compared earlier ago previous prior before "
+              "later back how much number versus comparing comparison compare against points absolute more less "
+              "fewer than",
+    "pct_change": "percent percentage pct % rate relative fastest slowest",
+    "keep_loss": "lose lost loss losses declined decline fell shrank shrunk dropped",
+    "keep_gain": "gain gained gains grew grow growth increased rose added",
+    "significant": "significant significantly statistically",
+    # every comparison and change is tested for significance: the words that ask for the test are read by it
+    "tested": "significant significantly statistically significance 90 90% confidence margin margins error errors moe "
+              "noise sampling real really true actual actually different difference differ within inside beyond "
+              "gap meaningful level plus wash",
+    "dollars_real": "inflation adjusted adjusting adjust real constant todays dollars dollar once after",
+    "dollars_nominal": "nominal unadjusted dollars dollar raw",
+    # the measures' kinds
+    "rate": "rate rates percent percentage pct share proportion % fraction portion divided over out",
+    "median": "median typical middle",
+    "dollar": "dollars dollar $",
+    "count_measure": "number how many count total raw headcount headcounts",
+    "ratio": "ratio per each every divided by for",
+    "sum_measure": "both counting including together combined plus and",
+    "both_periods": "period periods each both",
+    "earlier_period": "back then earlier previous prior before ago older old period periods survey own published as "
+                      "once in",
+    # "is it true that most counties lost people?": the figures are shown, the claim's words are the claim's
+    "claim": "true claim claims says said heard swears half double doubled most majority minority 1 in 10 about "
+             "actual actually really",
+    "followup": "same instead again now then also too what how about",
+    "followup_add": "add added adding plus include including also too with comparison compare comparing and",
+    "followup_swap": "instead swap switch replace change rather",
+    # the set's levels
+    "state": "state states statewide level",
+    "county": "county counties parish parishes borough boroughs independent level",
+    "place": "city cities town towns place places village villages municipality municipalities cdp cdps "
+             "community communities",
+    "nation": "us usa nation national nationally nationwide country america americans american united states "
+              "countrywide whole entire all",
+    "nationwide": "us usa nation national nationally nationwide country america united states countrywide whole "
+                  "entire all every",
+    "fifty": "50 fifty states",
+    "contiguous": "contiguous lower 48 continental",
+    "incorporated": "incorporated only just not no excluding cdp cdps",
+    "cdp_only": "cdp cdps census designated only just",
+    "exclude": "except excluding exclude excluded without other than not leaving leave out but besides minus omit "
+               "omitting ignore ignoring",
+    "include": "including include included includes with plus counting also and or territory territories "
+               "alongside along treat treated count counts as",
+    "within": "in within inside",
+    "with_us": "us national nation average country overall compared",
+    "per_n": "per capita each every",
+    "display_map": "map mapped choropleth",
+    "display_bar": "chart bar bars graph plot",
+    "display_table": "table",
+    # narrowing words that a narrowed set reads
+    "narrowed": "only just",
+}.items()}
+
+#: short forms read as the word they stand for
+ABBREVIATIONS = {"w": "with", "abt": "about", "hh": "household", "hhs": "households", "pct": "percent",
+                 "ppl": "people", "yr": "year", "yrs": "years", "u": "you", "ur": "your", "r": "are", "thru": "through",
+                 "vs": "versus", "v": "versus", "cnty": "county", "countys": "counties", "countie": "county",
+                 "citys": "cities", "govt": "government", "info": "information", "approx": "approximately",
+                 "wat": "what", "wut": "what", "ed": "education", "compair": "compare", "municipios": "counties",
+                 "municipio": "county"}
+
+#: phrases that never change what is asked, read before single words ("the most recent", "side by side")
+_PHRASES = (
+    r"(?:the )?most recent", r"at a glance", r"side by side", r"in (?:a |one )?(?:single )?row", r"one row",
+    r"of any race", r"as a whole", r"(?:the )?city proper", r"(?:the )?city itself", r"as published",
+    r"in (?:percent(?:age)?|relative|absolute|raw|dollar|nominal|real) terms", r"(?:population|size)[ -]?wise",
+    r"statistically speaking", r"according to", r"if (?:possible|you can)", r"putting together", r"no worries",
+    r"stack(?:s)? up", r"running (?:tonight|tomorrow|today|this \w+)", r"on deadline", r"right now", r"these days",
+    r"(?:counties|county) (?:or|and) independent cities", r"(?:the )?latest (?:acs|data|numbers|figures|estimates)",
+    # the purpose of the question: "for a housing affordability piece", "for a story on Latino communities,"
+    r"for (?:a|an|my|our|the) (?:\w+ ){0,3}(?:piece|brief|story|memo|report|unit|project|class|paper|article|"
+    r"briefing|presentation|newsletter|talk|grant)(?: (?:on|about) (?:\w+ ){0,3}?\w+(?=,))?",
+)
+FUNCTION_PHRASES = re.compile(r"\b(?:" + "|".join(_PHRASES) + r")\b")
+
+#: number words, for N of a ranking and for "did you mean" of a misspelled one
+NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+                "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20, "dozen": 12, "thirty": 30,
+                "fifty": 50, "hundred": 100}
+
+
+@dataclass(frozen=True)
+class Word:
+    """One word of the ask: its text, where it stands, and what read it (empty: nothing did)."""
+
+    text: str
+    start: int
+    end: int
+    by: str = ""
+
+
+@dataclass(frozen=True)
+class Ledger:
+    """Every word of the ask with what read it."""
+
+    words: tuple[Word, ...]
+
+    @property
+    def unread(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(w.text for w in self.words if not w.by))
+
+
+def features(q: Query, p: Parse, prior: Query | None = None) -> set[str]:
+    """The features of frame ``q`` (see :data:`FEATURE_WORDS`); ``prior`` is the frame a follow-up edited."""
+    f: set[str] = set()
+    if prior is not None:
+        f.add("followup")
+        before = set(prior.measures) | {pl.geo_id for pl in prior.geo.places}
+        after = set(q.measures) | {pl.geo_id for pl in q.geo.places}
+        if after - before and before & after:
+            f.add("followup_add")
+        if after - before and before - after:
+            f.add("followup_swap")
+        if q.rank != prior.rank or q.geo != prior.geo:
+            f.add("followup_swap")
+    if re.search(r"\b(is it true|true that|says|said|claims?|heard|swears)\b", p.t):
+        f.add("claim")
+    if q.ratio:
+        f.add("ratio")
+    if q.geo.independent_cities:
+        f |= {"place", "county"}
+    if q.periods and (q.change is None and q.op is not Op.CHANGE):
+        f.add("earlier_period")
+    op = q.op
+    places = q.geo.places
+    if len(places) > 1 or q.with_us or op is Op.DIFFERENCE:
+        f |= {"compare", "several"}
+    if op is Op.RANK or (op is Op.CHANGE and q.rank is not None):
+        f.add("rank")
+        if q.rank is not None and q.rank.n == 1:
+            f.add("rank_one")
+    if op in (Op.LIST, Op.COUNT) or q.conditions:
+        f.add("list")
+    if op is Op.COUNT or (q.change is not None and q.change.count):
+        f.add("count")
+    if op is Op.TOTAL or q.combined or q.geo.level == "nation":
+        f.add("total")
+    if op is Op.SHARE or q.share_of:
+        f.add("share")
+    if op is Op.PER_PARENT or (q.rank is not None and q.rank.per_parent):
+        f.add("per_parent")
+    if op in (Op.LIST, Op.RANK, Op.COUNT, Op.TOTAL, Op.PER_PARENT) or len(places) > 1:
+        f.add("several")
+    if len(places) > 1 or q.with_us or op in (Op.CHANGE, Op.DIFFERENCE) or q.change is not None:
+        f.add("tested")
+    if op in (Op.RANK, Op.LIST, Op.COUNT, Op.TOTAL) or q.rank is not None:
+        f.add("superlative")
+    if not places and not q.geo.within and op in (Op.RANK, Op.LIST, Op.COUNT, Op.TOTAL, Op.CHANGE, Op.SHARE):
+        f.add("nationwide")
+    if op is Op.CHANGE or q.change is not None:
+        f.add("change")
+        if q.rank is None and (len(places) == 1 or (not places and bool(q.sums))):
+            f.add("pct_change")  # one place's change is shown with its percent change
+        else:
+            f |= {"several", "rank", "superlative"}
+        ch = q.change
+        if ch is not None:
+            if ch.by == "pct_change":
+                f.add("pct_change")
+            if "loss" in ch.keep:
+                f.add("keep_loss")
+            if "gain" in ch.keep:
+                f.add("keep_gain")
+            if "significant" in ch.keep:
+                f.add("significant")
+            if ch.dollars == "real":
+                f.add("dollars_real")
+            elif ch.dollars == "nominal":
+                f.add("dollars_nominal")
+    if p.dollars == "nominal":
+        f.add("dollars_nominal")
+    if p.dollars == "real":
+        f.add("dollars_real")
+    for m in (*q.measures, *q.sums):
+        if m.unit == "percent":
+            f.add("rate")
+        if "median" in m.name or "median" in m.label.lower():
+            f.add("median")
+        if m.unit == "dollars":
+            f.add("dollar")
+        if m.unit == "count":
+            f.add("count_measure")
+        if m.kind == "sum":
+            f.add("sum_measure")
+    if len(q.periods) > 1:
+        f.add("both_periods")
+    levels = {q.geo.level} | {pl.level for pl in places}
+    for lv in levels:
+        if lv in ("state", "county", "place", "nation"):
+            f.add(lv)
+    if q.geo.within or q.geo.level == "state" or any(pl.level == "state" for pl in places):
+        f.add("state")
+    if q.geo.within:
+        f |= {"within", "state", "narrowed"}
+    exclude = set(q.geo.exclude)
+    if exclude:
+        if exclude >= {"DC", "PR"} and not (exclude - {"DC", "PR"}):
+            f |= {"fifty", "narrowed"}
+        if {"AK", "HI"} <= exclude:
+            f |= {"contiguous", "narrowed"}
+        f |= {"exclude", "narrowed"}
+    if p.include:
+        f.add("include")
+    if p.exclude:
+        f |= {"exclude", "narrowed"}
+    if p.fifty:
+        f |= {"fifty", "narrowed"}
+    if p.contiguous:
+        f |= {"contiguous", "narrowed"}
+    if q.geo.place_kind == "incorporated":
+        f |= {"incorporated", "place", "narrowed"}
+    elif q.geo.place_kind == "cdp":
+        f |= {"cdp_only", "place", "narrowed"}
+    if q.geo.among is not None or q.geo.in_states_of is not None or q.geo.in_counties:
+        f |= {"narrowed", "within", "state"}
+    if q.with_us or p.vs_us:
+        f |= {"with_us", "nation"}
+    if q.per_n:
+        f.add("per_n")
+    if q.display == "map":
+        f.add("display_map")
+    elif q.display in ("bar", "grouped_bar", "dumbbell"):
+        f.add("display_bar")
+    elif q.display == "table":
+        f.add("display_table")
+    return f
+
+
+def _spans(p: Parse) -> list[tuple[int, int]]:
+    spans = list(p.blocked) + list(p.scope_spans) + list(p.informal)
+    spans += [pl.span for pl in p.places]
+    spans += [m.span for m in p.mentions]
+    spans += [t.span for t in p.thresholds]
+    spans += [mt.span() for mt in FUNCTION_PHRASES.finditer(p.t)]
+    return [(a, b) for a, b in spans if b > a]
+
+
+def _stem(word: str) -> str:
+    """A crude stem, so that "holding" meets "hold" and "enrolled" meets "enrollment"."""
+    for suffix in ("ments", "ment", "ing", "ed", "ly", "s"):
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def _measure_words(q: Query) -> set[str]:
+    """The words of the frame's measures: their labels, descriptions, universes and synonyms ("adults", "hold",
+    "degree", "householder"), as stems."""
+    out: set[str] = set()
+    for m in (*q.measures, *q.sums, *(c.measure for c in q.conditions)):
+        text = " ".join((m.label, m.description, m.universe, m.notes, " ".join(m.synonyms),
+                         " ".join(m.weak_synonyms), m.column.replace("_", " ")))
+        out |= {_stem(w) for w in _WORD.findall(text.lower().replace("'", ""))}
+    return out
+
+
+def _numbers(q: Query) -> set[str]:
+    """The numbers the frame accounts for: N of a ranking (digits and words), how many places it names, the years
+    of its periods ("2014", "14"), the N of "per 1,000"."""
+    out: set[str] = set()
+    counts = {len(q.geo.places)} if len(q.geo.places) > 1 else set()
+    if q.rank is not None:
+        counts.add(q.rank.n)
+    among = q.geo.among
+    if among is not None:
+        counts.add(len(among.geo.places))
+        if among.rank is not None:
+            counts.add(among.rank.n)
+    if len(q.periods) > 1:
+        counts.add(len(q.periods))
+    if len(q.measures) > 1:
+        counts.add(len(q.measures))
+    for n in counts:
+        out.add(str(n))
+        out |= {w for w, v in NUMBER_WORDS.items() if v == n}
+    for period in q.periods:
+        for year in period.split("-"):
+            out |= {year, year[2:]}
+    if q.per_n:
+        out |= {str(q.per_n), f"{q.per_n:,}"}
+    return out
+
+
+#: words that negate what follows ("not percentages", "the city proper, not St. Louis County")
+_NEGATIONS = frozenset({"not", "no", "never", "instead", "rather", "nor", "exclude", "excluding", "except"})
+
+
+#: a clause about the asker, not the question: it starts with "I", "we", "my", "our" and asks for nothing
+_ASKER = re.compile(r"(?:^|(?<=[.!?;:]\s)|(?<=\s[-—]\s))(?:(?:hi|hey|hello|ok|okay|so)\s+)?"
+                    r"(?:(?:before|since|as|because|while|when)\s+(?=(?:i|we)\b))?"
+                    r"(?:i|im|i am|i have|ive|we|were|we are|weve|my|our|me and|mine)\b[^.!?;:—]*?"
+                    r"(?=(?:,\s*so\b|\s[-—]\s|[.!?;:](?:\s|$)))")
+_REQUEST = re.compile(r"\b(need|want|wants|give|show|tell|list|compare|what|which|how|who|where|find|pull|get|"
+                      r"rank|looking for|would like|wondering|curious)\b")
+
+
+def _context_words(question: str) -> set[str]:
+    """The words of the clauses about the asker ("We're thinking about moving to the Phoenix area, so ...", "I'm on
+    the Dayton city council staff.") and of sentences that ask nothing before one that asks ("Wow, that's a lot of
+    people. How much has it grown?"): read as context, part of no answer.  Found in the question as written (the
+    normalised ask has lost the periods that end its sentences)."""
+    t = re.sub(r"[’']", "", question.lower())
+    spans = []
+    for mt in _ASKER.finditer(t):
+        if mt.end() < len(t.rstrip(" ?.!")) and not _REQUEST.search(mt.group(0)):
+            spans.append(mt.span())
+    start = 0
+    for mt in re.finditer(r"(?<![a-z]\.[a-z])(?<!\b(?:st|mt|ft|co|vs|dr|mr|ms))[.!]+(?:\s+|$)", t):
+        sentence = t[start:mt.end()]
+        rest = t[mt.end():]
+        if rest.strip() and not _REQUEST.search(sentence) and "?" not in sentence and (
+                "?" in rest or _REQUEST.search(rest)):
+            spans.append((start, mt.end()))
+        start = mt.end()
+    return {w for a, b in spans for w in _TOKEN.findall(t[a:b])}
+
+
+def _frame_place_words(q: Query) -> set[str]:
+    """The words of the names of the frame's places and their states ("dc", "texas", "travis")."""
+    out: set[str] = set()
+    states = list(q.geo.within) + [pl.state for pl in q.geo.places]
+    for st in states:
+        out |= {st.abbr.lower(), *st.name.lower().split()}
+    for pl in q.geo.places:
+        out |= set(_WORD.findall(pl.label.lower()))
+    return out
+
+
+def _kept_geo_ids(q: Query) -> set[str]:
+    """Every place the frame uses: named, the parents of its set, the places of the turn it narrows, a
+    condition's reference place, the states it leaves out (by their postal code)."""
+    ids = {pl.geo_id for pl in q.geo.places} | {st.geo_id for st in q.geo.within}
+    ids |= {c.geo_id for c in q.geo.in_counties}
+    ids |= {pl.namesake.geo_id for pl in q.geo.places if pl.namesake is not None}
+    for cond in q.conditions:
+        if cond.ref is not None:
+            ids.add(cond.ref.geo_id)
+    for sub in (q.geo.among, q.geo.in_states_of):
+        if sub is not None:
+            ids |= _kept_geo_ids(sub)
+    return ids
+
+
+_ALL_MEASURE_WORDS: dict[int, set[str]] = {}
+
+
+def _all_measure_words(cat: Catalog) -> set[str]:
+    """The words of every measure the planner knows (for what a question negates: "not percentages")."""
+    key = id(cat)
+    if key not in _ALL_MEASURE_WORDS:
+        out: set[str] = set()
+        for m in (*cat.measures, *cat.inactive):
+            out |= {_stem(w) for s in (*m.synonyms, m.label.lower()) for w in _WORD.findall(s)}
+        _ALL_MEASURE_WORDS.clear()
+        _ALL_MEASURE_WORDS[key] = out
+    return _ALL_MEASURE_WORDS[key]
+
+
+def account(p: Parse, q: Query, prior: Query | None = None, cat: Catalog | None = None) -> Ledger:
+    """The ledger of the ask ``p.t`` read into frame ``q`` (edited from ``prior`` for a follow-up)."""
+    spans = _spans(p)
+    context = _context_words(p.question)
+    # a place the question names never vanishes from the answer: a place read outside a clause about the asker
+    # that the frame does not use leaves its words unread
+    kept = _kept_geo_ids(q)
+    excluded = {s.lower() for s in (*q.geo.exclude, *p.exclude)}
+    vanished = [pl.span for pl in p.places if pl.geo_id not in kept and pl.state.abbr.lower() not in excluded
+                and not (pl.namesake is not None and pl.namesake.geo_id in kept)
+                and not (pl.county is not None and pl.level == "place")
+                and not set(_TOKEN.findall(p.t[pl.span[0]:pl.span[1]])) <= context
+                and pl.how not in ("context", "ambiguous")
+                and not (pl.level == "state" and pl.state.geo_id in {x.state.geo_id for x in q.geo.places})]
+    spans = [s for s in spans if not any(s[0] < v[1] and v[0] < s[1] for v in vanished)]
+    place_words = _frame_place_words(q)
+    feats = features(q, p, prior)
+    named: set[str] = set()
+    for feature in feats:
+        named |= FEATURE_WORDS.get(feature, frozenset())
+    every_feature_word = set().union(*FEATURE_WORDS.values())
+    measure_words_list = sorted(_measure_words(q))
+    all_measure_words = _all_measure_words(cat) if cat is not None else set()
+    numbers = _numbers(q)
+    measure_words = _measure_words(q)
+    words: list[Word] = []
+    for mt in _TOKEN.finditer(p.t):
+        a, b = mt.span()
+        raw = mt.group(0)
+        text = ABBREVIATIONS.get(raw, raw)
+        bare = text.lstrip("$").rstrip("%").replace(",", "") if text[0] in "$0123456789" else text
+        by = ""
+        if any(s < b and a < e for s, e in spans):
+            by = "reader"
+        elif raw in context:
+            by = "context"
+        elif bare in numbers or text in numbers:
+            by = "frame"
+        elif text in named:
+            by = "frame"
+        elif text in READ_ALWAYS:
+            by = "function"
+        elif _stem(text) in measure_words or text in measure_words:
+            by = "measure"
+        elif text in place_words and not any(s < b and a < e for s, e in vanished):
+            by = "place"  # a word of the name of a place the answer is about ("urban" of "Urban Honolulu CDP")
+        elif text.endswith("s") and len(text) > 2 and (text[:-1] in named or text[:-1] in READ_ALWAYS or
+                                                       text[:-1] in place_words):
+            by = "frame"  # a possessive whose apostrophe was dropped ("dcs", "its")
+        elif len(text) >= 4 and text.isalpha() and difflib.get_close_matches(text, measure_words_list, 1, 0.8):
+            by = "measure"  # "houshold", "subscripton": a misspelled word of the measure read
+        words.append(Word(raw, a, b, by))
+    # "not percentages", "the city proper, not St. Louis County": a negated word the frame does not have is read
+    # as what the answer leaves out — unless the frame has it, which would answer the opposite
+    for i, w in enumerate(words):
+        if w.text not in _NEGATIONS:
+            continue
+        clause = re.search(r"[,.;:!?—]", p.t[w.end:])
+        stop = w.end + clause.start() if clause else len(p.t)
+        after = [x for x in words[i + 1:i + 7] if x.start < stop]
+        negated = [x for x in after if not x.by and (x.text in every_feature_word or _stem(x.text) in every_feature_word
+                                                     or _stem(x.text) in all_measure_words)]
+        placed = [x for x in after if x.by == "reader" or any(x.start < e and s < x.end for s, e in vanished)]
+        if negated or placed:
+            for j in range(i, i + 1 + len(after)):
+                if not words[j].by or any(words[j].start < e and s < words[j].end for s, e in vanished):
+                    words[j] = Word(words[j].text, words[j].start, words[j].end, "negation")
+    # "Texas's big five urban counties — Harris, Dallas, ...": words that describe places the question names one by
+    # one, right before their level word, are read with them
+    if len(q.geo.places) > 1:
+        levels = {pl.level for pl in q.geo.places}
+        level_words = set().union(*(FEATURE_WORDS[lv] for lv in levels if lv in FEATURE_WORDS))
+        for i, w in enumerate(words):
+            if w.text in level_words:
+                for j in range(max(0, i - 3), i):
+                    if not words[j].by:
+                        words[j] = Word(words[j].text, words[j].start, words[j].end, "description")
+    return Ledger(tuple(words))
+
+
+def close_readings(word: str, cat: Catalog, vocabulary: Iterable[str] = ()) -> list[str]:
+    """What an unread ``word`` is close to: a state's name or postal code, a number word, a word the planner knows
+    (``vocabulary``: the measures' words), best first."""
+    out: list[str] = []
+    if len(word) == 2 and word.upper() in cat.state_by_abbr:
+        out.append(cat.state_by_abbr[word.upper()].name)
+    if len(word) >= 4:
+        out += [cat.state_by_key[k].name for k in difflib.get_close_matches(word, list(cat.state_by_key), 2, 0.8)]
+        out += difflib.get_close_matches(word, list(NUMBER_WORDS), 1, 0.85)
+        out += difflib.get_close_matches(word, list(vocabulary), 2, 0.85)
+    return list(dict.fromkeys(out))
+
+
+def quoted(words: Sequence[str]) -> str:
+    return ", ".join(f"“{w}”" for w in words)
