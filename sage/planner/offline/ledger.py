@@ -222,6 +222,8 @@ def features(q: Query, p: Parse, prior: Query | None = None) -> set[str]:
             f.add("followup_swap")
         if q.rank != prior.rank or q.geo != prior.geo:
             f.add("followup_swap")
+        if prior.periods or q.periods:
+            f.add("both_periods")
     if re.search(r"\b(is it true|true that|says|said|claims?|heard|swears)\b", p.t):
         f.add("claim")
     if q.ratio:
@@ -254,7 +256,10 @@ def features(q: Query, p: Parse, prior: Query | None = None) -> set[str]:
         f.add("tested")
     if op in (Op.RANK, Op.LIST, Op.COUNT, Op.TOTAL) or q.rank is not None:
         f.add("superlative")
-    if not places and not q.geo.within and op in (Op.RANK, Op.LIST, Op.COUNT, Op.TOTAL, Op.CHANGE, Op.SHARE):
+    # "in the United States" reads as the scope of a set only when the set is searched (ranked, filtered, counted,
+    # added up); a plain list of every state does not answer "what share of US households ..."
+    if not places and not q.geo.within and (op in (Op.RANK, Op.COUNT, Op.TOTAL, Op.CHANGE, Op.SHARE) or
+                                            (op is Op.LIST and q.conditions)):
         f.add("nationwide")
     if op is Op.CHANGE or q.change is not None:
         f.add("change")
@@ -335,13 +340,40 @@ def features(q: Query, p: Parse, prior: Query | None = None) -> set[str]:
     return f
 
 
-def _spans(p: Parse) -> list[tuple[int, int]]:
+def _used_measures(q: Query) -> set:
+    out = set(q.measures) | set(q.sums) | {c.measure for c in q.conditions}
+    out |= {c.other for c in q.conditions if c.other is not None}
+    if q.rank is not None:
+        out.add(q.rank.by)
+    for sub in (q.geo.among, q.geo.in_states_of):
+        if sub is not None:
+            out |= _used_measures(sub)
+    return out
+
+
+def _spans(p: Parse, q: Query) -> list[tuple[int, int]]:
     spans = list(p.blocked) + list(p.scope_spans) + list(p.informal)
     spans += [pl.span for pl in p.places]
-    spans += [m.span for m in p.mentions]
+    # a measure the question names is read only when the frame uses it ("how many people live in NYC, and how many
+    # housing units": both, or the people are unread)
+    measures = _used_measures(q)
+    used = {m.name for m in measures}
+    # "people", "residents" (weak words of population) are the universe of a share or rate, of a count of people,
+    # of "per 1,000 residents" — not of housing units
+    of_people = bool(q.per_n) or any(m.unit == "percent" or (m.unit == "count" and "housing" not in m.name and
+                                                              "units" not in m.name) for m in measures)
+    spans += [m.span for m in p.mentions if m.measure.name in used or _family_used(m.measure, used)
+              or (m.weak and of_people)
+              or (m.measure.name == "population" and any(x.unit == "percent" for x in measures))]
     spans += [t.span for t in p.thresholds]
     spans += [mt.span() for mt in FUNCTION_PHRASES.finditer(p.t)]
     return [(a, b) for a, b in spans if b > a]
+
+
+def _family_used(measure, used: set[str]) -> bool:
+    """A measure stands in the frame through another of its family or one that supersedes it ("hispanic" and
+    "hispanic population")."""
+    return bool(set(measure.supersedes) & used) or any(measure.family and measure.family in u for u in used)
 
 
 def _stem(word: str) -> str:
@@ -402,6 +434,8 @@ _ASKER = re.compile(r"(?:^|(?<=[.!?;:]\s)|(?<=\s[-—]\s))(?:(?:hi|hey|hello|ok|
                     r"(?:(?:before|since|as|because|while|when)\s+(?=(?:i|we)\b))?"
                     r"(?:i|im|i am|i have|ive|we|were|we are|weve|my|our|me and|mine)\b[^.!?;:—]*?"
                     r"(?=(?:,\s*so\b|\s[-—]\s|[.!?;:](?:\s|$)))")
+#: "Before we get our hopes up, what's ...": a clause about the asker ending at a comma
+_ASKER_CLAUSE = re.compile(r"(?:^|(?<=[.!?]\s))(?:before|since|as|because|while|when|if)\s+(?:i|we)\b[^,.!?]*,")
 _REQUEST = re.compile(r"\b(need|want|wants|give|show|tell|list|compare|what|which|how|who|where|find|pull|get|"
                       r"rank|looking for|would like|wondering|curious)\b")
 
@@ -413,9 +447,17 @@ def _context_words(question: str) -> set[str]:
     normalised ask has lost the periods that end its sentences)."""
     t = re.sub(r"[’']", "", question.lower())
     spans = []
-    for mt in _ASKER.finditer(t):
-        if mt.end() < len(t.rstrip(" ?.!")) and not _REQUEST.search(mt.group(0)):
-            spans.append(mt.span())
+    for rx in (_ASKER, _ASKER_CLAUSE):
+        for mt in rx.finditer(t):
+            if mt.end() < len(t.rstrip(" ?.!")) and (rx is _ASKER_CLAUSE or not _REQUEST.search(mt.group(0))):
+                spans.append(mt.span())
+    # "(manhatten)" after a place, "... Springfield, Illinois. the capital": a restatement or a trailing remark
+    # of a few words that asks nothing and changes nothing
+    for mt in re.finditer(r"\(([^()]{1,40})\)", t):
+        spans.append(mt.span(1))
+    tail = re.search(r"[.!?]\s+([a-z ]{1,30})[.!?]*\s*$", t)
+    if tail and len(tail.group(1).split()) <= 3 and not _REQUEST.search(tail.group(1)):
+        spans.append(tail.span(1))
     start = 0
     for mt in re.finditer(r"(?<![a-z]\.[a-z])(?<!\b(?:st|mt|ft|co|vs|dr|mr|ms))[.!]+(?:\s+|$)", t):
         sentence = t[start:mt.end()]
@@ -424,7 +466,8 @@ def _context_words(question: str) -> set[str]:
                 "?" in rest or _REQUEST.search(rest)):
             spans.append((start, mt.end()))
         start = mt.end()
-    return {w for a, b in spans for w in _TOKEN.findall(t[a:b])}
+    # a modifier or a number is never context: "(percent)" after a ranking still asks for percent
+    return {w for a, b in spans for w in _TOKEN.findall(t[a:b]) if w not in _NEVER_FUNCTION and not w[0].isdigit()}
 
 
 def _frame_place_words(q: Query) -> set[str]:
@@ -470,7 +513,7 @@ def _all_measure_words(cat: Catalog) -> set[str]:
 
 def account(p: Parse, q: Query, prior: Query | None = None, cat: Catalog | None = None) -> Ledger:
     """The ledger of the ask ``p.t`` read into frame ``q`` (edited from ``prior`` for a follow-up)."""
-    spans = _spans(p)
+    spans = _spans(p, q)
     context = _context_words(p.question)
     # a place the question names never vanishes from the answer: a place read outside a clause about the asker
     # that the frame does not use leaves its words unread
@@ -492,6 +535,10 @@ def account(p: Parse, q: Query, prior: Query | None = None, cat: Catalog | None 
     measure_words_list = sorted(_measure_words(q))
     all_measure_words = _all_measure_words(cat) if cat is not None else set()
     numbers = _numbers(q)
+    if prior is not None:  # "that top 10", "those two": the answer the follow-up edits
+        numbers |= _numbers(prior)
+        for feature in features(prior, p):
+            named |= FEATURE_WORDS.get(feature, frozenset())
     measure_words = _measure_words(q)
     words: list[Word] = []
     for mt in _TOKEN.finditer(p.t):
