@@ -64,7 +64,7 @@ article newsletter presentation talk slide slides deck blog post research thesis
 teacher student students editor journalist analyst planner planning council staff board consortium curiosity
 curious interested interest interesting neat nice fine good thing stuff random ooh ah aha boss asked ask asking asks
 name hold holds holding held margin margins error errors moe whether policy everyone everybody identifying
-identify identifies
+identify identifies st nd rd th
 """.split())
 
 # NB: a few words above also appear in FEATURE_WORDS (more, most, less, least, share, per, than, all ...): a word in
@@ -135,7 +135,8 @@ FEATURE_WORDS: dict[str, frozenset[str]] = {k: frozenset(v.split()) for k, v in 
     "followup_swap": "instead swap switch replace change rather",
     # the set's levels
     "state": "state states statewide level",
-    "county": "county counties parish parishes borough boroughs independent level",
+    "county": "county counties parish parishes borough boroughs independent level planning region regions census "
+              "area areas municipio municipios equivalent equivalents",
     "place": "city cities town towns place places village villages municipality municipalities cdp cdps "
              "community communities",
     "nation": "us usa nation national nationally nationwide country america americans american united states "
@@ -153,6 +154,9 @@ FEATURE_WORDS: dict[str, frozenset[str]] = {k: frozenset(v.split()) for k, v in 
     "within": "in within inside",
     "with_us": "us national nation average country overall compared",
     "per_n": "per capita each every",
+    # levels read by their codes (tracts, ZIP codes, districts, metro areas)
+    "unit": "zip zips zipcode zipcodes code codes zcta zctas tract tracts census district districts congressional cd "
+            "cds metro metros metropolitan micropolitan area areas region cbsa msa",
     "display_map": "map mapped choropleth",
     "display_bar": "chart bar bars graph plot",
     "display_table": "table",
@@ -228,6 +232,8 @@ def features(q: Query, p: Parse, prior: Query | None = None) -> set[str]:
         f.add("claim")
     if q.ratio:
         f.add("ratio")
+    if q.geo.units or q.geo.level in ("tract", "zcta", "cd", "cbsa") or p.coded:
+        f.add("unit")
     if q.geo.independent_cities:
         f |= {"place", "county"}
     if q.periods and (q.change is None and q.op is not Op.CHANGE):
@@ -249,7 +255,8 @@ def features(q: Query, p: Parse, prior: Query | None = None) -> set[str]:
     if op is Op.SHARE or q.share_of:
         f.add("share")
     if op is Op.PER_PARENT or (q.rank is not None and q.rank.per_parent):
-        f.add("per_parent")
+        # "which state has the most counties": the parent, what is counted, and its ranking
+        f |= {"per_parent", "county", "place", "count", "state", "rank", "superlative"}
     if op in (Op.LIST, Op.RANK, Op.COUNT, Op.TOTAL, Op.PER_PARENT) or len(places) > 1:
         f.add("several")
     if len(places) > 1 or q.with_us or op in (Op.CHANGE, Op.DIFFERENCE) or q.change is not None:
@@ -348,7 +355,7 @@ def _used_measures(q: Query) -> set:
     for sub in (q.geo.among, q.geo.in_states_of):
         if sub is not None:
             out |= _used_measures(sub)
-    return out
+    return {m for m in out if m is not None}
 
 
 def _spans(p: Parse, q: Query) -> list[tuple[int, int]]:
@@ -478,6 +485,9 @@ def _frame_place_words(q: Query) -> set[str]:
         out |= {st.abbr.lower(), *st.name.lower().split()}
     for pl in q.geo.places:
         out |= set(_WORD.findall(pl.label.lower()))
+    for unit in q.geo.units:  # "TX-21", "78701", "Atlanta" of a metro area
+        out |= set(_WORD.findall(unit.name.lower())) | {(unit.state_abbr or "").lower()}
+        out |= {unit.geo_id.split("US")[-1], unit.geo_id.split("US")[-1][2:]}
     return out
 
 
@@ -487,6 +497,7 @@ def _kept_geo_ids(q: Query) -> set[str]:
     ids = {pl.geo_id for pl in q.geo.places} | {st.geo_id for st in q.geo.within}
     ids |= {c.geo_id for c in q.geo.in_counties}
     ids |= {pl.namesake.geo_id for pl in q.geo.places if pl.namesake is not None}
+    ids |= {u.county_geo_id for u in q.geo.units if u.county_geo_id}  # "census tract 11 in Travis County"
     for cond in q.conditions:
         if cond.ref is not None:
             ids.add(cond.ref.geo_id)
@@ -521,6 +532,7 @@ def account(p: Parse, q: Query, prior: Query | None = None, cat: Catalog | None 
     excluded = {s.lower() for s in (*q.geo.exclude, *p.exclude)}
     vanished = [pl.span for pl in p.places if pl.geo_id not in kept and pl.state.abbr.lower() not in excluded
                 and not (pl.namesake is not None and pl.namesake.geo_id in kept)
+                and not (pl.level == "state" and pl.state.abbr in {u.state_abbr for u in q.geo.units})
                 and not (pl.county is not None and pl.level == "place")
                 and not set(_TOKEN.findall(p.t[pl.span[0]:pl.span[1]])) <= context
                 and pl.how not in ("context", "ambiguous")
@@ -559,7 +571,7 @@ def account(p: Parse, q: Query, prior: Query | None = None, cat: Catalog | None 
             by = "function"
         elif _stem(text) in measure_words or text in measure_words:
             by = "measure"
-        elif text in place_words and not any(s < b and a < e for s, e in vanished):
+        elif (text in place_words or bare in place_words) and not any(s < b and a < e for s, e in vanished):
             by = "place"  # a word of the name of a place the answer is about ("urban" of "Urban Honolulu CDP")
         elif text.endswith("s") and len(text) > 2 and (text[:-1] in named or text[:-1] in READ_ALWAYS or
                                                        text[:-1] in place_words):
@@ -582,6 +594,13 @@ def account(p: Parse, q: Query, prior: Query | None = None, cat: Catalog | None 
             for j in range(i, i + 1 + len(after)):
                 if not words[j].by or any(words[j].start < e and s < words[j].end for s, e in vanished):
                     words[j] = Word(words[j].text, words[j].start, words[j].end, "negation")
+    # a measure found through retrieval (by meaning, the assumptions say so) reads the words that named it: the
+    # unread words that are neither a modifier, a number nor a place
+    if any(m.start == m.end == len(p.t) for m in p.mentions):
+        for i, w in enumerate(words):
+            if not w.by and w.text not in _NEVER_FUNCTION and not w.text[0].isdigit() and \
+                    not any(w.start < e and s < w.end for s, e in vanished):
+                words[i] = Word(w.text, w.start, w.end, "retrieval")
     # "Texas's big five urban counties — Harris, Dallas, ...": words that describe places the question names one by
     # one, right before their level word, are read with them
     if len(q.geo.places) > 1:
@@ -605,7 +624,7 @@ def close_readings(word: str, cat: Catalog, vocabulary: Iterable[str] = ()) -> l
         out += [cat.state_by_key[k].name for k in difflib.get_close_matches(word, list(cat.state_by_key), 2, 0.8)]
         out += difflib.get_close_matches(word, list(NUMBER_WORDS), 1, 0.85)
         out += difflib.get_close_matches(word, list(vocabulary), 2, 0.85)
-    return list(dict.fromkeys(out))
+    return [r for r in dict.fromkeys(out) if _stem(r.lower()) != _stem(word)]
 
 
 def quoted(words: Sequence[str]) -> str:
