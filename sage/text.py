@@ -43,6 +43,9 @@ def normalize(text: str, *, lower: bool = False) -> str:
     # word at all, and the place would be dropped)
     text = re.sub(r"\b(city|county|parish|borough|town|village)'s\b", r"\1", text, flags=re.IGNORECASE)
     text = text.replace("'", "")
+    # AP-style state abbreviations ("Maricopa County, Ariz.", "Worcester, Mass."): capitalised, with their period,
+    # they are the state's postal code; without the period they stay words ("mass transit", "ill")
+    text = _AP_STATE.sub(lambda m: _AP_STATES[m.group(1).replace(" ", "")], text)
     text = re.sub(r"(?<=[A-Za-z])\.", "", text)
     text = re.sub(r"(?<=[A-Za-z])[-/](?=[A-Za-z0-9])", " ", text)
     text = re.sub(r"(?<=[0-9])-(?=[A-Za-z])", " ", text)
@@ -58,15 +61,32 @@ def normalize(text: str, *, lower: bool = False) -> str:
     # misspellings of the words that name the most asked measures
     for typo, word in _MEASURE_TYPOS:
         text = re.sub(typo, word, text, flags=re.IGNORECASE)
-    # misspellings of "counties" that are no other word
-    text = re.sub(r"\b(counites|conties|couties|cnties|countes|countis|countise)\b", "counties", text,
+    # misspellings of "counties" and "cities" that are no other word
+    text = re.sub(r"\b(counites|conties|couties|cnties|countes|countis|countise|countys)\b", "counties", text,
                   flags=re.IGNORECASE)
+    text = re.sub(r"\b(citys|citties|citeis|cites(?= in\b))\b", "cities", text, flags=re.IGNORECASE)
+    # "pct change", "pct of hh": percent
+    text = re.sub(r"\bpct\b", "percent", text, flags=re.IGNORECASE)
     text = re.sub(r"\bSaint\b", "St", text, flags=re.IGNORECASE)
     text = re.sub(r"\bSainte\b", "Ste", text, flags=re.IGNORECASE)
     text = re.sub(r"\s+", " ", text).strip()
     if len(text.lower()) != len(text):  # exotic case mappings: keep offsets aligned
         text = "".join(ch if len(ch.lower()) == 1 else "?" for ch in text)
     return text.lower() if lower else text
+
+
+#: the Associated Press's state abbreviations (AP Stylebook), each with its postal code; the states the AP does not
+#: abbreviate (Alaska, Hawaii, Idaho, Iowa, Maine, Ohio, Texas, Utah) have none
+_AP_STATES = {
+    "Ala": "AL", "Ariz": "AZ", "Ark": "AR", "Calif": "CA", "Colo": "CO", "Conn": "CT", "Del": "DE", "Fla": "FL",
+    "Ga": "GA", "Ill": "IL", "Ind": "IN", "Kan": "KS", "Kans": "KS", "Ky": "KY", "La": "LA", "Md": "MD",
+    "Mass": "MA", "Mich": "MI", "Minn": "MN", "Miss": "MS", "Mo": "MO", "Mont": "MT", "Neb": "NE", "Nebr": "NE",
+    "Nev": "NV", "N.H": "NH", "N.J": "NJ", "N.M": "NM", "N.Y": "NY", "N.C": "NC", "N.D": "ND", "Okla": "OK",
+    "Ore": "OR", "Oreg": "OR", "Pa": "PA", "Penn": "PA", "R.I": "RI", "S.C": "SC", "S.D": "SD", "Tenn": "TN",
+    "Vt": "VT", "Va": "VA", "Wash": "WA", "W.Va": "WV", "W. Va": "WV", "Wis": "WI", "Wisc": "WI", "Wyo": "WY",
+}
+_AP_STATE = re.compile(r"(?<![A-Za-z.])(" + "|".join(re.escape(k) for k in sorted(_AP_STATES, key=len, reverse=True))
+                       + r")\.(?=[\s,;:?!)]|$)")
 
 
 def overlaps(span: tuple[int, int], spans: Iterable[tuple[int, int]]) -> bool:

@@ -138,6 +138,8 @@ def describe(q: Query) -> str:
         n = "" if q.rank.n == 1 and not q.rank.n_given else f" {q.rank.n}"
         noun = plural if q.rank.n != 1 else _SINGULAR.get(plural, plural)
         out = f"{which}{n} {noun}{within}{among} by {nice_name(q.rank.by)}{conds}"
+        if geo.places and geo.among is None:  # the one of the places named ("which of the two cities ...")
+            out = f"{which}{n} of {join_words([pl.label for pl in geo.places])} by {nice_name(q.rank.by)}{conds}"
         if q.rank.per_parent:
             out += " within each state"
         if len(q.measures) > 1:

@@ -64,7 +64,10 @@ article newsletter presentation talk slide slides deck blog post research thesis
 teacher student students editor journalist analyst planner planning council staff board consortium curiosity
 curious interested interest interesting neat nice fine good thing stuff random ooh ah aha boss asked ask asking asks
 name hold holds holding held margin margins error errors moe whether policy everyone everybody identifying
-identify identifies st nd rd th
+identify identifies st nd rd th help helps helpful helping appreciate appreciated bunch lot lots tho though
+lovely perfect excellent amazing along doing
+son sons daughter daughters kid kids child children husband wife partner spouse mom dad mother father parents family
+friend friends boss coworker coworkers colleague colleagues neighbor neighbors niece nephew
 """.split())
 
 # NB: a few words above also appear in FEATURE_WORDS (more, most, less, least, share, per, than, all ...): a word in
@@ -118,7 +121,7 @@ FEATURE_WORDS: dict[str, frozenset[str]] = {k: frozenset(v.split()) for k, v in 
     "dollars_real": "inflation adjusted adjusting adjust real constant todays dollars dollar once after",
     "dollars_nominal": "nominal unadjusted dollars dollar raw",
     # the measures' kinds
-    "rate": "rate rates percent percentage pct share proportion % fraction portion divided over out",
+    "rate": "rate rates percent percentage pct share proportion % fraction portion divided over out per",
     "median": "median typical middle",
     "dollar": "dollars dollar $",
     "count_measure": "number how many count total raw headcount headcounts",
@@ -182,7 +185,10 @@ _PHRASES = (
     r"(?:counties|county) (?:or|and) independent cities", r"(?:the )?latest (?:acs|data|numbers|figures|estimates)",
     # the purpose of the question: "for a housing affordability piece", "for a story on Latino communities,"
     r"for (?:a|an|my|our|the) (?:\w+ ){0,3}(?:piece|brief|story|memo|report|unit|project|class|paper|article|"
-    r"briefing|presentation|newsletter|talk|grant)(?: (?:on|about) (?:\w+ ){0,3}?\w+(?=,))?",
+    r"briefing|presentation|newsletter|talk|grant|homework|assignment|thesis|seminar|lecture|course|research)"
+    r"(?: (?:on|about) (?:\w+ ){0,3}?\w+(?=,))?",
+    r"(?:a )?(?:different|another|new|separate|unrelated) question",
+    r"(?:a |my |our |his |her )?(?:school|class|college|work|homework) (?:project|assignment|report|paper)", r"(?:for )?another (?:assignment|class|project)",
 )
 FUNCTION_PHRASES = re.compile(r"\b(?:" + "|".join(_PHRASES) + r")\b")
 
@@ -270,7 +276,7 @@ def features(q: Query, p: Parse, prior: Query | None = None) -> set[str]:
         f.add("nationwide")
     if op is Op.CHANGE or q.change is not None:
         f.add("change")
-        if q.rank is None and (len(places) == 1 or (not places and bool(q.sums))):
+        if q.rank is None and (places or (not places and bool(q.sums))):
             f.add("pct_change")  # one place's change is shown with its percent change
         else:
             f |= {"several", "rank", "superlative"}

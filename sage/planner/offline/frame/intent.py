@@ -257,6 +257,14 @@ def _build(p: Parse, cat: Catalog) -> Query:
         summable = [m for m in additive if m.name not in filters] or additive
         q = set_frame(p, cat, measures, masked, notes, p.level or "state")
         return q.edit(op=Op.TOTAL, sums=tuple(summable), rank=None)
+    pick = _PICK_ONE.search(masked)
+    if pick and p.places and len({pl.level for pl in p.places}) == 1 and (set_query or SUPERLATIVE.search(masked)):
+        # "Raleigh or Durham ... which of the two cities has more housing units?": the one of the places named
+        q = set_frame(p, cat, measures, masked, notes, p.places[0].level)
+        if q.rank is not None:
+            notes.append(f"The one of {join_words([pl.label for pl in p.places])} asked for (“{pick.group(0)}”).")
+            return q.edit(geo=replace(q.geo, places=tuple(p.places), within=()),
+                          rank=replace(q.rank, n=1, n_given=False))
     if set_query:
         return set_frame(p, cat, measures, masked, notes, p.level or "state")
     if p.places and (COMBINED.search(masked) or SET_TOTAL.search(masked)) and len(p.places) >= 2 and \
@@ -294,6 +302,10 @@ def _build(p: Parse, cat: Catalog) -> Query:
          f"{nice_name(measures[0])}?",
          "How many people live in the US?"])
 
+
+#: "which of the two cities", "which one of these counties": one of the places named
+_PICK_ONE = re.compile(r"\bwhich (one )?of (the|these|those|them)( (two|2|three|3|four|4|both))?( (cities|towns|places|"
+                       r"counties|states))?\b")
 
 #: the whole a share is of, when it is the country rather than the place's state
 _OF_THE_US = re.compile(r"\b(americans|the us|the usa|the united states|the country|the nation|nationwide|"

@@ -333,6 +333,10 @@ def find_measures(p: Parse, cat: Catalog, chunks: Sequence[Chunk]) -> None:
                 group is b or re.fullmatch(r"\s*", gap) or about):
             # "the coverage rate of noncitizens": a measure defined for that group answers it
             cross = next((x for x in cat.measures if x.cross == (other.measure.family, group.measure.family)), None)
+            if cross is None and other.measure.name == "population":
+                # "the Hispanic pop", "the Hispanic or Latino population": the group's own count
+                counted = group.measure.name.removesuffix("_share") + "_population"
+                cross = next((x for x in cat.measures if x.name == counted), None)
             if cross is not None:
                 other.measure, other.start, other.end = cross, min(a.start, b.start), max(a.end, b.end)
                 p.mentions = [m for m in p.mentions if m is not group]

@@ -164,17 +164,27 @@ def split_context(question: str) -> tuple[str, str]:
         context, ask = " ".join(pieces[:i]), " ".join(pieces[i:])
     else:
         context, ask = "", text
-    # "The Twin Cities counties, Hennepin and Ramsey: what's the median rent in each?"
-    colon = re.search(r":\s+(?=(what|which|how|is|are|does|do|can|could|give|show|list|rank|compare|tell)\b)",
-                      ask, re.IGNORECASE)
+    # "The Twin Cities counties, Hennepin and Ramsey: what's the median rent in each?"; "We just moved to Phoenix and
+    # I'm so curious — how has ...": a preamble before a colon or a dash
+    colon = re.search(r"(?::|\s[—–]|\s--?)\s+(?=(what|which|how|is|are|does|do|can|could|give|show|list|rank|compare|"
+                      r"tell)\b)", ask, re.IGNORECASE)
     # "US total population: give the change ...": a short label before the colon is the subject, not a preamble
     label = ask[: colon.start()] if colon else ""
     if colon and colon.start() > 0 and (len(label.split()) > 3 or re.match(
             r"(for|in|on|as|to|from|with|about|re|hi|hey|ok|okay|so|quick|i|we|my|our)\b", label, re.IGNORECASE)):
         context = (context + " " + ask[: colon.start()]).strip()
         ask = ask[colon.end():]
+    # "... which are the 5 biggest cities in the state by population. I honestly had no idea about the order —
+    # could you help? Thank you!": an ask that asks for nothing of its own asks the sentence before it
+    if context and _EMPTY_ASK.match(ask):
+        return split_context(context)
     return context, ask
 
+
+#: an ask made only of politeness ("could you help? Thank you!", "any ideas?")
+_EMPTY_ASK = re.compile(r"^\W*(?:(?:could|can|would|will|you|please|pls|help|me|us|out|with|this|that|it|thanks|thank|"
+                        r"so|much|a|lot|i|honestly|had|have|has|no|idea|about|the|order|any|ideas|really|appreciate|"
+                        r"if|possible|in|advance|again|clue|not|sure|dont|know)\b\W*)+$", re.IGNORECASE)
 
 #: words that name places or kinds of places (a capitalised word after the first, or a level word)
 _NAMES_PLACES = re.compile(r"(?<=\s)[A-Z][a-z]+|(?i:\b(states?|count(y|ies)|parish(es)?|cit(y|ies)|towns?|places|"
@@ -182,6 +192,7 @@ _NAMES_PLACES = re.compile(r"(?<=\s)[A-Z][a-z]+|(?i:\b(states?|count(y|ies)|pari
 
 #: words of an ask that point back to places named before it
 _BACK_REFERENCE = re.compile(r"\b(there|here|it|its|each|both|them|they|their|these|those|that (county|state|place)|"
+                             r"the (two|2|three|3|four|4) (\w+ )?(cities|towns|places|counties|states|of them)|"
                              r"this (county|state|place)|the (county|state)|these (counties|states)|"
                              r"those (counties|states))\b")
 
@@ -196,6 +207,13 @@ def _use_context(p: Parse, context: str, cat: Catalog, chunks: Sequence[Chunk]) 
         drop_excluded(ctx)
     except Decline:
         return
+    # "I sit on a planning commission in Williamson County, Texas ... How many housing units did Williamson County
+    # add?": an ambiguous name of the ask is the one the preamble names with its state
+    for i, pl in enumerate(p.places):
+        if pl.how == "ambiguous":
+            same = next((c for c in ctx.places if c.county is not None and c.county in pl.candidates), None)
+            if same is not None:
+                p.places[i] = replace(same, span=pl.span, how="context", text=pl.text)
     if not p.places:  # "I'm relocating to Indianapolis ...", "Miami Beach: ...": a city named in the preamble
         try:
             find_unknown_places(ctx, cat)
@@ -221,7 +239,8 @@ def _use_context(p: Parse, context: str, cat: Catalog, chunks: Sequence[Chunk]) 
                        r"significant\w*)\b", p.t)
     if not _BACK_REFERENCE.search(p.t) and len(places) > 1 and not choice:  # "which has the bigger ...": all
         places = places[-1:]
-    if _BACK_REFERENCE.search(p.t) and not re.search(r"\b(each|both|them|they|their|these|those)\b", p.t):
+    if _BACK_REFERENCE.search(p.t) and not re.search(r"\b(each|both|them|they|their|these|those|the (two|2|three|3|"
+                                                     r"four|4))\b", p.t):
         places = places[-1:]  # "there" is the place named last
     end = len(p.t)
     for pl in places:

@@ -231,9 +231,15 @@ def _find_counties(p: Parse, cat: Catalog) -> None:
         if mt.group(1) == "co":
             # "Cook Co., IL": only right after a county name and before its state, else it is Colorado
             words = t[: mt.start()].rstrip().split(" ")
-            co_hits = [c for k in range(1, 4) if len(words) >= k
-                       for c in cat.county_index.get((" ".join(words[-k:]), "county"), [])]
-            if not co_hits or not qualified(p, cat, mt.end(), co_hits):
+            # the longest name before it ("salt lake co" is Salt Lake County, not a Lake County)
+            co_hits = next((h for k in (3, 2, 1) if len(words) >= k
+                            for h in [cat.county_index.get((" ".join(words[-k:]), "county"), [])] if h), [])
+            after = _state_named_after(p, cat, mt.end())
+            if after is not None and not any(c.state.fips == after.fips for c in co_hits):
+                # "bernalilo co nm", "loudon co va": a county of the state named after it, misspelled
+                _misspelled_co(p, cat, mt.start(), mt.end(), after)
+                continue
+            if not co_hits or (len(co_hits) > 1 and not qualified(p, cat, mt.end(), co_hits)):
                 continue
         before = t[: mt.start()].rstrip()
         words = before.split(" ")
@@ -357,6 +363,35 @@ def _fuzzy_county(words: list[str], suffix: str, cat: Catalog):
         if close:
             return close[0], cat.county_index[(close[0], suffix)], "fuzzy"
     return None
+
+
+def _state_named_after(p: Parse, cat: Catalog, end: int) -> State | None:
+    """The state whose name or postal code stands right after ``end`` ("co nm", "co, new mexico")."""
+    rest = re.match(r"[\s,(]*([a-z]+)(?: ([a-z]+))?", p.t[end:])
+    if not rest:
+        return None
+    one, two = rest.group(1), f"{rest.group(1)} {rest.group(2)}" if rest.group(2) else ""
+    if two in cat.state_by_key:
+        return cat.state_by_key[two]
+    if one in cat.state_by_key:
+        return cat.state_by_key[one]
+    return cat.state_by_abbr.get(one.upper()) if len(one) == 2 and one != "us" else None
+
+
+def _misspelled_co(p: Parse, cat: Catalog, start: int, end: int, st: State) -> None:
+    """"bernalilo co nm", "loudon co va": the county of the state named right after "co" whose name is closest to
+    the words before it (a close match only), read as a guess the assumptions state."""
+    counties = [c for c in cat.counties_by_state.get(st.fips, []) if c.suffix == "county"]
+    words = p.t[:start].rstrip().split(" ")
+    for k in range(1, min(3, len(words)) + 1):
+        base = " ".join(words[-k:])
+        close = [c for c in difflib.get_close_matches(base, [c.base for c in counties], n=1, cutoff=0.8)
+                 if c[0] == base[0]]
+        if close:
+            hits = [c for c in counties if c.base == close[0]]
+            begin = start - len(base) - 1 if p.t[:start].endswith(" ") else start - len(base)
+            _add_county(p, cat, hits, (max(0, begin), end), "fuzzy", p.tc[max(0, begin):end])
+            return
 
 
 def _add_county(p: Parse, cat: Catalog, hits: list[County], span: tuple[int, int], how: str,
