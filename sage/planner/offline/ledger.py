@@ -188,7 +188,8 @@ _PHRASES = (
     r"briefing|presentation|newsletter|talk|grant|homework|assignment|thesis|seminar|lecture|course|research)"
     r"(?: (?:on|about) (?:\w+ ){0,3}?\w+(?=,))?",
     r"(?:a )?(?:different|another|new|separate|unrelated) question",
-    r"(?:a |my |our |his |her )?(?:school|class|college|work|homework) (?:project|assignment|report|paper)", r"(?:for )?another (?:assignment|class|project)",
+    r"(?:a |my |our |his |her )?(?:school|class|college|work|homework) (?:project|assignment|report|paper)",
+    r"(?:for )?another (?:assignment|class|project)",
 )
 FUNCTION_PHRASES = re.compile(r"\b(?:" + "|".join(_PHRASES) + r")\b")
 
