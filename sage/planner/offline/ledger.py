@@ -65,7 +65,7 @@ teacher student students editor journalist analyst planner planning council staf
 curious interested interest interesting neat nice fine good thing stuff random ooh ah aha boss asked ask asking asks
 name hold holds holding held margin margins error errors moe whether policy everyone everybody identifying
 identify identifies st nd rd th help helps helpful helping appreciate appreciated bunch lot lots tho though
-lovely perfect excellent amazing along doing
+lovely perfect excellent amazing along doing itself themselves yourself
 son sons daughter daughters kid kids child children husband wife partner spouse mom dad mother father parents family
 friend friends boss coworker coworkers colleague colleagues neighbor neighbors niece nephew
 """.split())
@@ -164,7 +164,7 @@ FEATURE_WORDS: dict[str, frozenset[str]] = {k: frozenset(v.split()) for k, v in 
     "display_bar": "chart bar bars graph plot",
     "display_table": "table",
     # narrowing words that a narrowed set reads
-    "narrowed": "only just",
+    "narrowed": "only just narrow narrowed down limit restrict keep",
 }.items()}
 
 #: short forms read as the word they stand for
@@ -187,7 +187,7 @@ _PHRASES = (
     r"for (?:a|an|my|our|the) (?:\w+ ){0,3}(?:piece|brief|story|memo|report|unit|project|class|paper|article|"
     r"briefing|presentation|newsletter|talk|grant|homework|assignment|thesis|seminar|lecture|course|research)"
     r"(?: (?:on|about) (?:\w+ ){0,3}?\w+(?=,))?",
-    r"(?:a )?(?:different|another|new|separate|unrelated) question",
+    r"(?:a )?(?:different|diffrent|differnt|another|new|separate|unrelated) question",
     r"(?:a |my |our |his |her )?(?:school|class|college|work|homework) (?:project|assignment|report|paper)",
     r"(?:for )?another (?:assignment|class|project)",
 )
@@ -559,6 +559,7 @@ def account(p: Parse, q: Query, prior: Query | None = None, cat: Catalog | None 
         for feature in features(prior, p):
             named |= FEATURE_WORDS.get(feature, frozenset())
     measure_words = _measure_words(q)
+    named_list = sorted(named)
     words: list[Word] = []
     for mt in _TOKEN.finditer(p.t):
         a, b = mt.span()
@@ -585,6 +586,8 @@ def account(p: Parse, q: Query, prior: Query | None = None, cat: Catalog | None 
             by = "frame"  # a possessive whose apostrophe was dropped ("dcs", "its")
         elif len(text) >= 4 and text.isalpha() and difflib.get_close_matches(text, measure_words_list, 1, 0.8):
             by = "measure"  # "houshold", "subscripton": a misspelled word of the measure read
+        elif len(text) >= 6 and text.isalpha() and difflib.get_close_matches(text, named_list, 1, 0.85):
+            by = "frame"  # "diffrence", "signifcant": a misspelled word of a feature the frame has
         words.append(Word(raw, a, b, by))
     # "not percentages", "the city proper, not St. Louis County": a negated word the frame does not have is read
     # as what the answer leaves out — unless the frame has it, which would answer the opposite

@@ -25,14 +25,14 @@ from ..read.bare_names import find_unknown_places
 from ..read.localities import LEVEL_NAMES, places_with_figures
 from ..read.measures import find_measures, people_changed
 from ..read.parsed import Parse, Place
-from ..read.parser import in_state
+from ..read.parser import in_state, split_context
 from ..read.periods import CHANGE_WORDS, dollar_words
 from ..read.places import find_places
 from ..read.ranking import read_rank
 from ..read.scope import read_scope
 from ..read.thresholds import find_thresholds
 from ..read.units import unit_edit
-from ..read.vocabulary import FIFTY, LEVEL_PLURAL, join_words, mask, nice_name
+from ..read.vocabulary import FIFTY, INCORPORATED, LEVEL_PLURAL, join_words, mask, nice_name
 from .followup_time import PERCENT, time_edit
 
 #: how a follow-up starts ("and ...?", "what about ...", "same for ...", "now ...")
@@ -44,7 +44,8 @@ _START = re.compile(
 #: words that point back at the previous answer
 _BACK = re.compile(r"\b(that|those|these|them|it|same|instead|too|as well|previous|last one|above)\b")
 _AMONG = re.compile(
-    r"\b(which|what|who)\s+(one\s+)?of\s+(those|these|them|the above)\b|\b(of|among|from)\s+"
+    r"\b(which|what|who)\s+(one\s+)?of\s+(those|these|them|the above|the (two|2|three|3|four|4)|both)\b"
+    r"|\b(of|among|from)\s+"
     r"(those|these|them|the above|that list)\b|\b(in|for|across)\s+(those|these)\s+(((two|three|four|five|six|"
     r"seven|eight|nine|ten|\d+)(\s+(states|counties|cities|places|towns))?)|states|counties|cities|"
     r"places|towns)\b(?!\s+of\b)|\b(in|for)\s+(those|these)\s*[?.!]*\s*$|\beach of (those|these|them)\b")
@@ -56,6 +57,22 @@ _DISPLAY: list[tuple[re.Pattern[str], DisplayHint]] = [
     (re.compile(r"\b(table|list it|as a list|in a list|raw numbers|the numbers)\b"), "table"),
 ]
 _PLACE_WORDS = re.compile(r"\b(cities|towns|villages|places|cdps)\b")
+#: "add median rent", "the poverty rate too", "also the median age": a measure beside the ones shown
+_ADD_MEASURE = re.compile(r"\b(add|adding|plus|also|along with|alongside|as well|too|include|including|beside|next to|"
+                          r"with)\b")
+#: "drop rent", "without the rent", "remove median age": a measure taken out
+_DROP = re.compile(r"\b(drop|remove|without|leave out|take out|get rid of|no more|lose the|skip|minus)\b")
+#: a place the turn says is not asked ("the whole country, not just georgia")
+_NEGATED = re.compile(r"\b(not|no|except|excluding|other than|instead of)\s+(just\s+|only\s+|the\s+|in\s+)*$")
+#: "just cities please, not CDPs": incorporated places only
+_CITIES_NOT_CDPS = re.compile(r"\b(not|no|without|excluding|drop(ping)?|minus)\s+(the\s+)?(cdps|census designated "
+                              r"places)\b|\b(just|only) (the )?(incorporated )?cities\b")
+#: "which of the two is higher": the comparative that picks one
+_COMPARATIVE = re.compile(r"\b(higher|lower|more|less|fewer|bigger|smaller|larger|greater|cheaper|pricier|older|"
+                          r"younger|richer|poorer|faster|slower)\b")
+_LOWER_WORDS = frozenset({"lower", "less", "fewer", "smaller", "cheaper", "younger", "poorer", "slower"})
+#: a question of its own ("how many people live in Boise?")
+_QUESTION = re.compile(r"^\W*(and\s+)?(how|what|which|whats|is|are|does|do)\b")
 _NATIONWIDE = re.compile(r"\b(whole country|entire country|nationwide|national|nationally|all of the us|across the us|"
                          r"the whole us|all states|every state|the us|us wide|countrywide|all counties)\b")
 _ONLY = re.compile(r"\b(only|just|limit (it )?to|restrict (it )?to|keep (it )?to|within|in)\b")
@@ -74,6 +91,11 @@ def read_followup(question: str, prior: Query, cat: Catalog, chunks: Sequence[Ch
     reading of the question's words, for the word ledger (:mod:`..ledger`).
 
     Raises :class:`Decline` for a follow-up that cannot be mapped onto ``prior``."""
+    # "Oh interesting, Pitkin County made the list! Could you narrow that down to just Colorado?": the sentences
+    # before the ask are a reaction, as before a question in full (their words are context in the ledger)
+    context, ask = split_context(question)
+    if context and not re.search(r"[?]", context):
+        question = ask
     tc = normalize(question)
     p = Parse(question=question, tc=tc, t=tc.lower())
     if seen is not None:
@@ -106,6 +128,9 @@ def read_followup(question: str, prior: Query, cat: Catalog, chunks: Sequence[Ch
     except Decline:
         p.thresholds = []
     measures = [m.measure for m in p.strong()]
+    if not measures and p.places and p.mentions and _QUESTION.search(p.t):
+        # "how many people actually live in Boise itself?": a question of its own, with its own measure
+        measures = list(dict.fromkeys(m.measure for m in p.mentions))
     if not measures:  # "and what is the average commute time in those states?": a topic the data lacks
         gap = next(((g, mt) for g in load_gaps() if not g.lifted_by(measures)
                     for mt in [g.find(mask(p.t, p.blocked + dollar_words(p.t)), [])] if mt), None)
@@ -184,8 +209,15 @@ def read_followup(question: str, prior: Query, cat: Catalog, chunks: Sequence[Ch
             if timed.rank is not None and not n1_given:  # "which of those ...": the one
                 timed = timed.edit(rank=replace(timed.rank, n=1))
             return timed.edit(geo=geo, notes=(*timed.notes, *note))
-        masked_rank = mask(masked, [th.span for th in p.thresholds])
+        # "which of the 2 is higher": the 2 counts the places chosen among, it is no N
+        of_n = re.search(r"\bof (the|these|those) (two|2|three|3|four|4|five|5)\b", masked)
+        masked_rank = mask(masked, [th.span for th in p.thresholds] + ([of_n.span()] if of_n else []))
         direction, n, n_given = read_rank(p, masked_rank, list(chosen))
+        comparative = _COMPARATIVE.search(masked_rank)
+        if not direction and comparative:
+            # "which of the 2 is higher?", "which of these two is cheaper?": the one (EDIT: pick from the answer)
+            direction = "ASC" if comparative.group(1) in _LOWER_WORDS else "DESC"
+            n, n_given = 1, False
         if not direction:  # "how many housing units does each of those have?": every one of them, no ranking
             return Query(Op.LIST, chosen, geo, conditions=conditions, display=_display(p.t), notes=note)
         by = chosen[0]
@@ -195,20 +227,32 @@ def read_followup(question: str, prior: Query, cat: Catalog, chunks: Sequence[Ch
                      conditions=conditions, display=_display(p.t), notes=note)
 
     # ---- the measure
+    drop = _DROP.search(p.t)
+    if measures and drop and set(measures) & set(prior.measures) and len(prior.measures) > 1:
+        # "drop rent": the same answer without that measure (EDIT: drop measure)
+        remaining = tuple(m for m in prior.measures if m not in measures)
+        rank = prior.rank if prior.rank is None or prior.rank.by in remaining else replace(prior.rank, by=remaining[0])
+        q = q.edit(measures=remaining, rank=rank)
+        changed.append("measure")
+        measures = []
+    add_measure = bool(measures) and bool(_ADD_MEASURE.search(p.t)) and not set(measures) <= set(prior.measures)
     if measures:
         old = set(prior.measures)
         kept_conditions = tuple(c for c in prior.conditions)
-        # the measures asked, and those the kept limits are on (shown beside them, as a question in full does)
-        new = tuple(dict.fromkeys([*measures, *(c.measure for c in kept_conditions)]))
+        # the measures asked, and those the kept limits are on (shown beside them, as a question in full does);
+        # "add median rent", "the poverty rate too": beside the measures shown, for the same places (EDIT: add
+        # measure) — a ranking stays ranked by what it was ranked by, so its rows stay the same
+        asked = [*prior.measures, *measures] if add_measure else measures
+        new = tuple(dict.fromkeys([*asked, *(c.measure for c in kept_conditions)]))
         rank = prior.rank
-        if rank is not None and rank.by in old:
+        if rank is not None and rank.by in old and not add_measure:
             rank = replace(rank, by=new[0])
         q = q.edit(measures=new, rank=rank, conditions=kept_conditions,
                    sums=tuple(m for m in new if m.additive) if q.op is Op.TOTAL else q.sums)
         changed.append("measure")
 
     # ---- a set named by a level word: "now show the same for all Texas counties"
-    places = _resolve_ambiguous(list(p.places), prior)
+    places = _resolve_ambiguous([pl for pl in p.places if not _NEGATED.search(p.t[:pl.span[0]])], prior)
     if level_word and not among:
         word = level_word.group(0).split()[-1]
         level = "state" if word in ("states", "state") else (
@@ -248,6 +292,12 @@ def read_followup(question: str, prior: Query, cat: Catalog, chunks: Sequence[Ch
                                   in_states_of=of_that),
                        rank=replace(q.rank, by=q.measures[0]) if q.rank else None)
             places = [pl for pl in places if pl.level != "state"]
+            changed.append("set")
+
+    # ---- "just incorporated cities, please, no CDPs": the same set, of one kind of place (EDIT: narrow)
+    if q.geo.level == "place" and q.geo.is_set and (INCORPORATED.search(p.t) or _CITIES_NOT_CDPS.search(p.t)):
+        if q.geo.place_kind != "incorporated":
+            q = q.edit(geo=replace(q.geo, place_kind="incorporated"))
             changed.append("set")
 
     # ---- "whole country", "nationwide": the set no longer kept to a state
@@ -318,14 +368,26 @@ def read_followup(question: str, prior: Query, cat: Catalog, chunks: Sequence[Ch
         changed.append("set")
 
     # ---- N and the direction
-    if q.op in (Op.RANK, Op.LIST) and not among:
+    if (q.op in (Op.RANK, Op.LIST) or (q.op is Op.CHANGE and q.rank is not None)) and not among:
         direction, n, n_given = read_rank(p, masked, list(q.measures))
-        bare_n = re.search(r"\b(make it|show|give me|change (it|that) to|just|only)\s+(the\s+)?(?P<n>\d{1,3})\b"
-                           r"(?!\s*(states|us states|contiguous|lower))", masked) or \
-            re.fullmatch(r"\s*(?P<n>\d{1,3})\s*(instead|please)?\s*\??\s*", masked)
+        bare_n = re.search(r"\b(make (it|that)|show|give me|change (it|that) to|just|only)\s+(the\s+)?"
+                           r"((top|bottom|first)\s+)?(?P<n>\d{1,3})\b(?!\s*(states|us states|contiguous|lower))",
+                           masked) or \
+            re.fullmatch(r"\s*(?P<n>\d{1,3})\s*(instead|please)?\s*\??\s*", masked) or \
+            re.search(r"\b(?P<n>\d{1,3})\s+instead of\s+\d{1,3}\b|\bthe (top|bottom|first) (?P<n2>\d{1,3}) is\b",
+                      masked)
+        if bare_n is not None and bare_n.groupdict().get("n2"):
+            n, n_given = int(bare_n.group("n2")), True
+            bare_n = None
         if not n_given and bare_n:
             n, n_given = int(bare_n.group("n")), True
-        if direction or n_given:
+        if q.op is Op.CHANGE and q.rank is not None and (direction or n_given):
+            # "make that the top 10": the ranked change, ten rows
+            down = direction == "ASC" if direction else not q.rank.descending
+            q = q.edit(rank=replace(q.rank, descending=not down, n=n if n_given else q.rank.n,
+                                    n_given=n_given or q.rank.n_given))
+            changed.append("ranking")
+        elif direction or n_given:
             # a new ranking takes the reader's N ("which state is the lowest": one); an old one keeps its own
             base = q.rank or Rank(q.measures[0], True, n)
             q = q.edit(op=Op.RANK, rank=replace(base, descending=(direction or ("DESC" if base.descending else "ASC"))

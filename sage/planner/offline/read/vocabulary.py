@@ -188,7 +188,7 @@ BAD_HIGH = {"poverty_rate", "people_in_poverty", "unemployment_rate", "unemploye
 
 # words that may sit next to a place without being one (for spotting unknown place names)
 KNOWN_WORDS = frozenset("""
-cdp cdps
+cdp cdps plain
 a about above across adult adults after again against age all along also am among amongst an and another any
 are area areas around as at average be been being below best between big bigger biggest both but by can census
 acs bureau compare compared comparison could count counties country county data did do does each else
