@@ -67,6 +67,10 @@ _NEGATED = re.compile(r"\b(not|no|except|excluding|other than|instead of)\s+(jus
 #: "just cities please, not CDPs": incorporated places only
 _CITIES_NOT_CDPS = re.compile(r"\b(not|no|without|excluding|drop(ping)?|minus)\s+(the\s+)?(cdps|census designated "
                               r"places)\b|\b(just|only) (the )?(incorporated )?cities\b")
+#: a reaction before the ask ("Oh interesting, Pitkin County made the list!", "Perfect.", "Thanks!")
+_REACTION = re.compile(r"\W*(oh|ah|aha|wow|hmm+|ok|okay|great|thanks|thank you|perfect|lovely|cool|nice|interesting|"
+                       r"good|hi|hello|hey|sorry|yes|yeah|no|awesome|neat|huh)\b", re.IGNORECASE)
+
 #: "which of the two is higher": the comparative that picks one
 _COMPARATIVE = re.compile(r"\b(higher|lower|more|less|fewer|bigger|smaller|larger|greater|cheaper|pricier|older|"
                           r"younger|richer|poorer|faster|slower)\b")
@@ -94,7 +98,7 @@ def read_followup(question: str, prior: Query, cat: Catalog, chunks: Sequence[Ch
     # "Oh interesting, Pitkin County made the list! Could you narrow that down to just Colorado?": the sentences
     # before the ask are a reaction, as before a question in full (their words are context in the ledger)
     context, ask = split_context(question)
-    if context and not re.search(r"[?]", context):
+    if context and not re.search(r"[?]", context) and _REACTION.match(context):
         question = ask
     tc = normalize(question)
     p = Parse(question=question, tc=tc, t=tc.lower())
@@ -172,7 +176,12 @@ def read_followup(question: str, prior: Query, cat: Catalog, chunks: Sequence[Ch
         # "did any of them lose population?", "which of those grew fastest?": the same change, kept or ranked
         lose = re.search(r"\b(lose|lost|losing|decline\w*|shr[aiu]nk\w*|fell|drop\w*|decrease\w*)\b", p.t)
         gain = re.search(r"\b(gain\w*|grew|grow\w*|add\w*|increase\w*|rose|rise)\b", p.t)
-        direction, n, n_given = read_rank(p, masked, list(prior.measures))
+        of_two = re.search(r"\bof (the|these|those) (two|2|three|3|four|4|five|5)\b", masked)
+        direction, n, n_given = read_rank(p, mask(masked, [of_two.span()] if of_two else []), list(prior.measures))
+        comparative = _COMPARATIVE.search(masked)
+        if not direction and comparative:  # "which of the two grew faster?": the one
+            direction = "ASC" if comparative.group(1) in _LOWER_WORDS else "DESC"
+            n, n_given = 1, False
         # the same places: those the previous change chose among (its geo keeps them), ranked or kept anew
         # "which of them ...?" after a top 5: among those five, not the whole set again
         shown = (replace(prior.geo, among=prior) if (prior.rank is not None or prior.change.keep)

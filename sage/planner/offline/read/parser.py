@@ -170,8 +170,13 @@ def split_context(question: str) -> tuple[str, str]:
                       r"tell)\b)", ask, re.IGNORECASE)
     # "US total population: give the change ...": a short label before the colon is the subject, not a preamble
     label = ask[: colon.start()] if colon else ""
+    dash = bool(colon) and ":" not in ask[colon.start():colon.end()]
     if colon and colon.start() > 0 and (len(label.split()) > 3 or re.match(
-            r"(for|in|on|as|to|from|with|about|re|hi|hey|ok|okay|so|quick|i|we|my|our)\b", label, re.IGNORECASE)):
+            r"(for|in|on|as|to|from|with|about|re|hi|hey|ok|okay|so|quick|i|we|my|our)\b", label, re.IGNORECASE)) \
+            and not (dash and re.search(r"\b(need|want|give|show|list|which|what|how|tell|compare|rank|pull|swap|"
+                                        r"switch|replace|add|find|get)\b", label, re.IGNORECASE)):
+        # (a dash sets off a preamble only when the words before it ask for nothing: "I'm putting together a
+        # report and need the five California counties ... — could you pull those for me?" asks before it)
         context = (context + " " + ask[: colon.start()]).strip()
         ask = ask[colon.end():]
     # "... which are the 5 biggest cities in the state by population. I honestly had no idea about the order —
