@@ -329,6 +329,22 @@ def cmd_census(args) -> int:
             for t in found:
                 print(f"{t['table_id']:<10} {t['concept']}  ({t['universe']}; {t['variables']} variables)")
         return 0
+    if args.census_command == "update":
+        from .census.update import UpdateError, update
+
+        try:
+            # one job at a time per database, fetches included: refused at once (naming who) when another runs
+            done = update(settings, args.vintage, progress=_Progress(), dry_run=args.dry_run)
+        except UpdateError as exc:
+            if args.json:
+                _print_json({"error": exc.to_dict(), "report": exc.report.to_dict()})
+            print(f"error: {exc.message}", file=sys.stderr)
+            return 1
+        if args.json:
+            _print_json(done)
+        else:
+            print(done.summary())
+        return 0
     if not (args.preset or args.tables):
         print("Name the tables (--tables B25003,B08301) or a preset (--preset core).", file=sys.stderr)
         return 2
@@ -419,6 +435,16 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--states", help="comma-separated USPS abbreviations (e.g. TX,CA): only places in these states "
                    "(state, county, place, cd and tract levels; tracts of every state otherwise)")
     f.set_defaults(fn=cmd_census)
+    u = csub.add_parser("update", help="bring every loaded table and level to the newest ACS 5-year release",
+                        description="Find the newest ACS 5-year release the Census Data API offers (or --vintage), "
+                        "fetch every table and geography level loaded now for it (one table per transaction, "
+                        "resumable), then make it the latest period of every table at once; earlier periods stay.")
+    u.add_argument("--json", action="store_true")
+    u.add_argument("--vintage", type=int,
+                   help="the release year (2024 = 2020-2024); default: the newest published")
+    u.add_argument("--dry-run", action="store_true",
+                   help="list what would be fetched, with row estimates; load nothing")
+    u.set_defaults(fn=cmd_census)
     t = csub.add_parser("tables", help="search the offline ACS table catalog")
     t.add_argument("--json", action="store_true")
     t.add_argument("--search")
