@@ -1,6 +1,7 @@
-"""Status: the database (never a password), the tables and vintages, the retrieval index (with a rebuild button),
-its catalog part (how many ACS tables that are not loaded are indexed, and whether that runs), a table being loaded,
-and the planner settings (never a secret)."""
+"""Status: the database (never a password), the tables and vintages (the period questions read, and a newer ACS
+release when one is published, with the update button for whoever may load tables), the retrieval index (with a
+rebuild button), its catalog part (how many ACS tables that are not loaded are indexed, and whether that runs), a
+table being loaded, and the planner settings (never a secret)."""
 
 from dataclasses import asdict
 
@@ -9,6 +10,7 @@ import streamlit as st
 from app_pages import components as ui
 from sage.catalog_index import CatalogStatus, start_background_build
 from sage.census.fetch_job import current_fetch
+from sage.census.update import start_update
 from sage.errors import SageError
 from sage.status import status
 
@@ -42,8 +44,31 @@ def catalog_section(catalog: CatalogStatus | None) -> None:
             st.rerun()
 
 
+def release_section(info) -> None:
+    """The periods questions read, a release still being loaded, and a newer release when the Census Data API lists
+    one: a button for whoever may load tables here (the fetch button's check), the command for everyone else."""
+    if info.latest:
+        st.caption(ui.md(f"Questions read ACS {info.latest} (earlier periods are kept for change questions)."))
+    if info.pending:
+        st.caption(ui.md(f"Loaded but not yet the latest: {', '.join(info.pending)} (an update is running or was "
+                         "interrupted; run it again to finish)."))
+    release = info.release
+    if release is None or not release.newer:
+        return
+    st.info(ui.md(release.message), icon=":material/new_releases:")
+    job = current_fetch()
+    if settings.fetch_allowed and settings.census_api_key and (job is None or not job.running):
+        if st.button(f"Update to {release.newest}", icon=":material/download:", key="status-update"):
+            try:
+                start_update(settings, who="the app")
+            except SageError as exc:
+                ui.show_error(exc)
+            else:
+                st.rerun()
+
+
 try:
-    info = status(settings)
+    info = status(settings, check_release=True)
 except SageError as exc:
     ui.show_error(exc)
     st.stop()
@@ -71,6 +96,7 @@ with left:
                  column_config={"vintage": st.column_config.TextColumn("ACS 5-year vintage"),
                                 "variables": st.column_config.NumberColumn("Variables"),
                                 "estimates": st.column_config.NumberColumn("Estimates", format="localized")})
+    release_section(info)
 with right:
     st.subheader("Retrieval index", anchor=False)
     index = info.index

@@ -123,7 +123,7 @@ def cmd_setup(args) -> int:
 def cmd_status(args) -> int:
     from .status import status
 
-    info = status(_settings(args))
+    info = status(_settings(args), check_release=True)
     if args.json:
         _print_json(info.to_dict())
     else:
@@ -131,7 +131,13 @@ def cmd_status(args) -> int:
         print(f"database: {'embedded' if d.embedded else d.host} (PostgreSQL {d.server_version})")
         for t, n in info.tables.items():
             print(f"  {t}: {n:,} rows")
-        print(f"vintages: {', '.join(info.vintages) or 'none'}")
+        print(f"vintages: {', '.join(info.vintages) or 'none'}" + (f" (questions read {info.latest})"
+                                                                    if info.latest else ""))
+        if info.pending:
+            print(f"  loaded but not yet the latest: {', '.join(info.pending)} (a `census update` is running or was "
+                  "interrupted: run it again to finish)")
+        if info.release is not None and (info.release.newer or info.release.checked):
+            print(f"release: {info.release.message}")
         print(f"index: {info.index.chunks:,} chunks ({info.index.model})")
         c = info.catalog
         if c is not None:

@@ -102,7 +102,8 @@ def older_period_note(sql: str, latest: str | None) -> str | None:
     newest = max(named, key=bounds)
     if bounds(newest)[1] >= bounds(latest)[1]:
         return None
-    return f"Figures from {newest} (a newer release, {latest}, is loaded)."
+    figures = f"Compares {named[0]} with {newest}" if len(named) > 1 else f"Figures from {newest}"
+    return f"{figures} (a newer release, {latest}, is loaded)."
 
 
 __all__ = ["bounds", "change_pair", "common_pair", "latest_period", "loaded_periods", "named_periods",
