@@ -289,6 +289,11 @@ def _from_library(answer: Answer, settings: Settings, progress: StageProgress, t
     timings["verified"] = _ms(t)
     for entry in found:
         progress("checking", {"attempt": 1, "verified": entry.id})
+        stale = _unread_period(settings, entry)
+        if stale:
+            _skip(answer, settings, entry, f"its SQL reads the latest period, not {stale} as the question asks (a "
+                  "newer release has been loaded since it was verified)", flag=False)
+            continue
         t = time.perf_counter()
         try:
             guarded = guard.check(entry.sql, max_rows=settings.max_rows)
@@ -326,6 +331,17 @@ def _from_library(answer: Answer, settings: Settings, progress: StageProgress, t
         _note_older_period(answer, settings)
         return True
     return False
+
+
+def _unread_period(settings: Settings, entry: verified.VerifiedAnswer) -> str | None:
+    """The period a verified question names that its SQL no longer reads (:func:`periods.unread_period`)."""
+    if periods.named_periods(entry.sql):
+        return None
+    try:
+        latest = db.run(settings, db.OWNER, periods.latest_period)
+    except SageError:
+        return None
+    return periods.unread_period(entry.question, entry.sql, latest)
 
 
 def _note_older_period(answer: Answer, settings: Settings) -> None:

@@ -120,6 +120,13 @@ def test_the_periods_an_answer_names_and_the_note_of_an_older_one():
         "Compares 2014-2018 with 2019-2023 (a newer release, 2020-2024, is loaded).")
     assert periods.older_period_note(sql, "2019-2023") is None
     assert periods.older_period_note("SELECT estimate FROM public.estimates", "2020-2024") is None
+    # a verified question naming a period its SQL no longer reads (it read the view while that period was latest)
+    view = "SELECT estimate FROM public.estimates WHERE variable_code = 'B19013_001E'"
+    assert periods.unread_period("Median income of Ohio in 2019-2023?", view, "2020-2024") == "2019-2023"
+    assert periods.unread_period("Median income of Ohio in 2019-2023?", view, "2019-2023") is None
+    assert periods.unread_period("Median income of Ohio?", view, "2020-2024") is None
+    named = "... vintage = '2019-2023'"
+    assert periods.unread_period("Median income of Ohio in 2019-2023?", named, "2020-2024") is None
 
 
 def test_the_releases_come_from_the_dataset_discovery(fake):

@@ -92,6 +92,20 @@ def named_periods(sql: str) -> list[str]:
     return sorted(found, key=bounds)
 
 
+_TEXT_PERIOD = re.compile(r"(?<!\d)((?:19|20)\d\d)\s*[-\u2013]\s*((?:19|20)\d\d)(?!\d)")
+
+
+def unread_period(question: str, sql: str, latest: str | None) -> str | None:
+    """A period the question names that its SQL does not read: the SQL names no period (it reads the latest) and
+    the question asks for one that is no longer the latest (a verified answer from before a newer release was
+    loaded: its SQL would now show the new figures).  None when the SQL reads what is asked."""
+    if latest is None or named_periods(sql):
+        return None
+    asked = {f"{a}-{b}" for a, b in _TEXT_PERIOD.findall(question or "") if int(b) - int(a) == 4}
+    other = sorted(p for p in asked if p != latest)
+    return other[-1] if other else None
+
+
 def older_period_note(sql: str, latest: str | None) -> str | None:
     """What an answer whose SQL names only periods before ``latest`` must say (a verified answer written before a
     newer release was loaded): "Figures from 2019-2023 (a newer release, 2020-2024, is loaded)."; None when it
@@ -107,4 +121,4 @@ def older_period_note(sql: str, latest: str | None) -> str | None:
 
 
 __all__ = ["bounds", "change_pair", "common_pair", "latest_period", "loaded_periods", "named_periods",
-           "newest_pair", "older_period_note", "overlap"]
+           "newest_pair", "older_period_note", "overlap", "unread_period"]
