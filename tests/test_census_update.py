@@ -326,3 +326,22 @@ def test_after_the_update_a_verified_answer_of_the_previous_periods_says_so(fs):
 def test_after_the_update_a_question_naming_the_previous_period_is_answered_from_it(fs):
     answer = agent.ask(INCOME_2023, fs, record=False)
     assert answer_value(answer) == income(fs, "2019-2023") and answer.vintages == ["2019-2023"]
+
+
+def test_a_link_made_before_the_update_reproduces_its_period(fs):
+    from urllib.parse import parse_qs
+
+    from sage import links
+
+    made = links.query_string([INCOME], period=["2019-2023"])  # as the card made it before the update
+    request = links.read_link(parse_qs(made[1:]), fs)
+    assert request is not None and request.error is None
+    assert request.questions == [INCOME[:-1] + " in 2019-2023?"]
+    answer = agent.ask(request.questions[0], fs, record=False)
+    assert answer_value(answer) == income(fs, "2019-2023") and answer.vintages == ["2019-2023"]
+    # a link of the latest period asks its question as it is; a change link names its pair
+    assert links.read_link({"q": [INCOME], "period": ["2020-2024"]}, fs).questions == [INCOME]
+    assert links.read_link({"q": [CHANGE], "period": ["2019-2023,2014-2018"]}, fs).questions == [
+        CHANGE[:-1] + " between 2014-2018 and 2019-2023?"]
+    bad = links.read_link({"q": [INCOME], "period": ["last year"]}, fs)
+    assert bad.error is not None and "2019-2023" in bad.error.message
