@@ -129,6 +129,18 @@ def test_the_periods_an_answer_names_and_the_note_of_an_older_one():
     assert periods.unread_period("Median income of Ohio in 2019-2023?", named, "2020-2024") is None
 
 
+def test_the_claude_planner_is_told_the_pair_a_change_compares_once_three_periods_are_loaded():
+    from sage.planner.claude.blocks import format_schema_context
+    from sage.types import Chunk
+
+    chunk = Chunk(1, "variable", "B19013_001E", "ACS variable B19013_001E: Median household income", 1.0)
+    three = format_schema_context([chunk], periods={"B19013_001E": ("2014-2018", "2019-2023", "2020-2024")})
+    assert three.endswith("periods loaded: 2014-2018, 2019-2023, 2020-2024; a change compares 2014-2018 with "
+                          "2020-2024")
+    two = format_schema_context([chunk], periods={"B19013_001E": ("2014-2018", "2019-2023")})
+    assert two.endswith("; periods loaded: 2014-2018, 2019-2023")
+
+
 def test_the_releases_come_from_the_dataset_discovery(fake):
     years = client(make_settings(census_api_url=fake.base_url)).releases()
     # the detailed tables only: the fake lists the profile and subject tables and a 1-year release of 2025 beside
