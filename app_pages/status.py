@@ -53,18 +53,36 @@ def release_section(info) -> None:
         st.caption(ui.md(f"Loaded but not yet the latest: {', '.join(info.pending)} (an update is running or was "
                          "interrupted; run it again to finish)."))
     release = info.release
-    if release is None or not release.newer:
-        return
-    st.info(ui.md(release.message), icon=":material/new_releases:")
     job = current_fetch()
-    if settings.fetch_allowed and settings.census_api_key and (job is None or not job.running):
-        if st.button(f"Update to {release.newest}", icon=":material/download:", key="status-update"):
-            try:
-                start_update(settings, who="the app")
-            except SageError as exc:
-                ui.show_error(exc)
-            else:
-                st.rerun()
+    if job is not None and job.running:
+        loading()
+    elif release is not None and release.newer:
+        st.info(ui.md(release.message), icon=":material/new_releases:")
+        if settings.fetch_allowed and settings.census_api_key:
+            if st.button(f"Update to {release.newest}", icon=":material/download:", key="status-update"):
+                try:
+                    start_update(settings, who="the app")
+                except SageError as exc:
+                    ui.show_error(exc)
+                else:
+                    st.rerun()
+    error = st.session_state.pop("status-update-error", None)
+    if error is not None:
+        ui.show_error(error)
+
+
+@st.fragment(run_every=1.0)
+def loading() -> None:
+    """A running load or update: its progress, redrawn every second; the page again when it has finished."""
+    job = current_fetch()
+    if job is not None and job.running:
+        st.progress(job.fraction, text=ui.md(f"Loading {job.described}: {job.step} ({job.seconds:.0f} s)"))
+        st.session_state["status-job"] = job
+        return
+    done = st.session_state.pop("status-job", None)
+    if done is not None and done.error is not None:
+        st.session_state["status-update-error"] = done.error
+    st.rerun()
 
 
 try:
@@ -119,9 +137,6 @@ with right:
                 box.update(label=f"Index rebuilt: {sum(report.chunks.values()):,} chunks in {report.seconds:.1f} s",
                            state="complete", expanded=False)
     catalog_section(info.catalog)
-    job = current_fetch()
-    if job is not None and job.running:
-        st.info(ui.md(f"Loading {job.described} ({job.step}, {job.seconds:.0f} s)."), icon=":material/download:")
     st.subheader("Planner settings", anchor=False)
     st.caption("Secrets are shown only as set or not set.")
     st.json(settings.public(), expanded=True)

@@ -335,8 +335,8 @@ def _from_library(answer: Answer, settings: Settings, progress: StageProgress, t
 
 def _unread_period(settings: Settings, entry: verified.VerifiedAnswer) -> str | None:
     """The period a verified question names that its SQL no longer reads (:func:`periods.unread_period`)."""
-    if periods.named_periods(entry.sql):
-        return None
+    if periods.named_periods(entry.sql) or not periods.asked_periods(entry.question):
+        return None  # nothing asked that the SQL could miss: no database round trip
     try:
         latest = db.run(settings, db.OWNER, periods.latest_period)
     except SageError:

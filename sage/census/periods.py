@@ -101,9 +101,13 @@ def unread_period(question: str, sql: str, latest: str | None) -> str | None:
     loaded: its SQL would now show the new figures).  None when the SQL reads what is asked."""
     if latest is None or named_periods(sql):
         return None
-    asked = {f"{a}-{b}" for a, b in _TEXT_PERIOD.findall(question or "") if int(b) - int(a) == 4}
-    other = sorted(p for p in asked if p != latest)
+    other = [p for p in asked_periods(question) if p != latest]
     return other[-1] if other else None
+
+
+def asked_periods(question: str) -> list[str]:
+    """The 5-year periods a question writes out ("in 2019-2023", "2014–2018"), ascending."""
+    return sorted({f"{a}-{b}" for a, b in _TEXT_PERIOD.findall(question or "") if int(b) - int(a) == 4}, key=bounds)
 
 
 def older_period_note(sql: str, latest: str | None) -> str | None:
@@ -120,5 +124,5 @@ def older_period_note(sql: str, latest: str | None) -> str | None:
     return f"{figures} (a newer release, {latest}, is loaded)."
 
 
-__all__ = ["bounds", "change_pair", "common_pair", "latest_period", "loaded_periods", "named_periods",
+__all__ = ["asked_periods", "bounds", "change_pair", "common_pair", "latest_period", "loaded_periods", "named_periods",
            "newest_pair", "older_period_note", "overlap", "unread_period"]
