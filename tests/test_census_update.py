@@ -168,6 +168,22 @@ def test_the_dry_run_lists_exactly_the_loaded_tables_and_levels_and_loads_nothin
     assert fake.data_requests() == [] and snapshot(fs) == before
 
 
+def test_the_command_line_prints_the_plan_as_json(fs, monkeypatch, capsys):
+    import json
+
+    from sage import cli
+
+    monkeypatch.setattr(cli, "load_settings", lambda **kw: fs)
+    assert cli.main(["census", "update", "--dry-run", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["vintage"] == "2020-2024" and out["latest"] == "2019-2023" and not out["up_to_date"]
+    assert out["rows"] == sum(i["rows"] for i in out["items"]) and {i["table_id"] for i in out["items"]} == set(
+        out["behind"])
+    assert cli.main(["census", "update", "--vintage", "2008", "--json"]) == 1
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["error"]["kind"] == "invalid_argument" and "error:" in captured.err
+
+
 def test_status_says_a_newer_release_is_published(fs):
     info = status(fs, check_release=True)
     assert info.latest == "2019-2023" and info.pending == []
@@ -284,6 +300,10 @@ def test_the_resumed_update_skips_what_is_loaded_and_switches_every_table_at_onc
                 fetch_job.locked_fetch(fs, ["B25003"], 2023, client=client(fs))
             except SageError as exc:
                 during.append(exc)
+            try:
+                update.update(fs, client=client(fs))  # a second update at once
+            except SageError as exc:
+                during.append(exc)
 
     report = update.update(fs, progress=progress, client=client(fs))
     assert isinstance(report, update.UpdateReport)
@@ -292,10 +312,12 @@ def test_the_resumed_update_skips_what_is_loaded_and_switches_every_table_at_onc
     assert skipped and skipped.isdisjoint(requested_tables(fake))
     assert {f["table_id"] for f in report.fetches} | skipped == set(report.plan.tables)
     # while it ran: the previous release, and a second load refused
-    asked, seen, refused = during
+    asked, seen, refused, second = during
     assert answer_value(asked) == income(fs, "2019-2023") and asked.vintages == ["2019-2023"]
     assert seen.latest == "2019-2023" and seen.pending == ["2020-2024"]
     assert isinstance(refused, SageError) and refused.kind == ErrorKind.BUSY
+    assert isinstance(second, SageError) and second.kind == ErrorKind.BUSY
+    assert "the 2020-2024 release of" in second.message  # names what runs
     # after: every variable of every loaded table reads 2020-2024, the earlier periods stay
     assert report.switch is not None and report.switch.dropped == []
     with db.owner(fs) as conn:
