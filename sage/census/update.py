@@ -427,6 +427,8 @@ def switch(conn: psycopg.Connection, vintage: str, tables: list[str], previous: 
         cur.executemany(
             """UPDATE public.variables SET label = %s, concept = %s, category = %s, universe = %s,
                       label_changed = %s, earlier_label = %s WHERE variable_code = %s""", updates)
+        # released first: refresh_vintages leaves out what sage.census_pending still holds
+        cur.execute("DELETE FROM sage.census_pending WHERE vintage = %s AND table_id = ANY(%s)", (vintage, tables))
         codes = [r[0] for r in cur.execute("SELECT variable_code FROM public.variables WHERE table_id = ANY(%s)",
                                            (tables,))]
         loader.refresh_vintages(cur, codes)
@@ -434,7 +436,6 @@ def switch(conn: psycopg.Connection, vintage: str, tables: list[str], previous: 
         out.dropped = sorted(r[0] for r in cur.execute(
             "SELECT variable_code FROM public.variables WHERE table_id = ANY(%s) AND vintage <> %s",
             (tables, vintage)))
-        cur.execute("DELETE FROM sage.census_pending WHERE vintage = %s AND table_id = ANY(%s)", (vintage, tables))
     conn.execute("ANALYZE public.variables, public.estimates_by_vintage")
     return out
 
