@@ -1,6 +1,7 @@
-"""Status: the database (never a password), the tables and vintages, the retrieval index (with a rebuild button),
-its catalog part (how many ACS tables that are not loaded are indexed, and whether that runs), a table being loaded,
-and the planner settings (never a secret)."""
+"""Status: the database (never a password), the tables and vintages (the period questions read, and a newer ACS
+release when one is published, with the update button for whoever may load tables), the retrieval index (with a
+rebuild button), its catalog part (how many ACS tables that are not loaded are indexed, and whether that runs), a
+table being loaded, and the planner settings (never a secret)."""
 
 from dataclasses import asdict
 
@@ -9,6 +10,7 @@ import streamlit as st
 from app_pages import components as ui
 from sage.catalog_index import CatalogStatus, start_background_build
 from sage.census.fetch_job import current_fetch
+from sage.census.update import start_update
 from sage.errors import SageError
 from sage.status import status
 
@@ -42,8 +44,49 @@ def catalog_section(catalog: CatalogStatus | None) -> None:
             st.rerun()
 
 
+def release_section(info) -> None:
+    """The periods questions read, a release still being loaded, and a newer release when the Census Data API lists
+    one: a button for whoever may load tables here (the fetch button's check), the command for everyone else."""
+    if info.latest:
+        st.caption(ui.md(f"Questions read ACS {info.latest} (earlier periods are kept for change questions)."))
+    if info.pending:
+        st.caption(ui.md(f"Loaded but not yet the latest: {', '.join(info.pending)} (an update is running or was "
+                         "interrupted; run it again to finish)."))
+    release = info.release
+    job = current_fetch()
+    if job is not None and job.running:
+        loading()
+    elif release is not None and release.newer:
+        st.info(ui.md(release.message), icon=":material/new_releases:")
+        if settings.fetch_allowed and settings.census_api_key:
+            if st.button(f"Update to {release.newest}", icon=":material/download:", key="status-update"):
+                try:
+                    start_update(settings, who="the app")
+                except SageError as exc:
+                    ui.show_error(exc)
+                else:
+                    st.rerun()
+    error = st.session_state.pop("status-update-error", None)
+    if error is not None:
+        ui.show_error(error)
+
+
+@st.fragment(run_every=1.0)
+def loading() -> None:
+    """A running load or update: its progress, redrawn every second; the page again when it has finished."""
+    job = current_fetch()
+    if job is not None and job.running:
+        st.progress(job.fraction, text=ui.md(f"Loading {job.described}: {job.step} ({job.seconds:.0f} s)"))
+        st.session_state["status-job"] = job
+        return
+    done = st.session_state.pop("status-job", None)
+    if done is not None and done.error is not None:
+        st.session_state["status-update-error"] = done.error
+    st.rerun()
+
+
 try:
-    info = status(settings)
+    info = status(settings, check_release=True)
 except SageError as exc:
     ui.show_error(exc)
     st.stop()
@@ -71,6 +114,7 @@ with left:
                  column_config={"vintage": st.column_config.TextColumn("ACS 5-year vintage"),
                                 "variables": st.column_config.NumberColumn("Variables"),
                                 "estimates": st.column_config.NumberColumn("Estimates", format="localized")})
+    release_section(info)
 with right:
     st.subheader("Retrieval index", anchor=False)
     index = info.index
@@ -93,9 +137,6 @@ with right:
                 box.update(label=f"Index rebuilt: {sum(report.chunks.values()):,} chunks in {report.seconds:.1f} s",
                            state="complete", expanded=False)
     catalog_section(info.catalog)
-    job = current_fetch()
-    if job is not None and job.running:
-        st.info(ui.md(f"Loading {job.described} ({job.step}, {job.seconds:.0f} s)."), icon=":material/download:")
     st.subheader("Planner settings", anchor=False)
     st.caption("Secrets are shown only as set or not set.")
     st.json(settings.public(), expanded=True)

@@ -19,6 +19,7 @@ from typing import Any
 from . import db, execute, guard, querylog, significance, verified
 from .answer import Answer
 from .catalog_index import loaded_table_ids
+from .census import periods
 from .census.catalog_search import CATALOG_YEAR
 from .census.codes import ACS_VARIABLE
 from .errors import (
@@ -288,6 +289,11 @@ def _from_library(answer: Answer, settings: Settings, progress: StageProgress, t
     timings["verified"] = _ms(t)
     for entry in found:
         progress("checking", {"attempt": 1, "verified": entry.id})
+        stale = _unread_period(settings, entry)
+        if stale:
+            _skip(answer, settings, entry, f"its SQL reads the latest period, not {stale} as the question asks (a "
+                  "newer release has been loaded since it was verified)", flag=False)
+            continue
         t = time.perf_counter()
         try:
             guarded = guard.check(entry.sql, max_rows=settings.max_rows)
@@ -322,8 +328,35 @@ def _from_library(answer: Answer, settings: Settings, progress: StageProgress, t
                               "through the guard.")
         answer.variables = _variables(settings, guarded.sql)
         _flag_label_changes(answer)
+        _note_older_period(answer, settings)
         return True
     return False
+
+
+def _unread_period(settings: Settings, entry: verified.VerifiedAnswer) -> str | None:
+    """The period a verified question names that its SQL no longer reads (:func:`periods.unread_period`)."""
+    if periods.named_periods(entry.sql) or not periods.asked_periods(entry.question):
+        return None  # nothing asked that the SQL could miss: no database round trip
+    try:
+        latest = db.run(settings, db.OWNER, periods.latest_period)
+    except SageError:
+        return None
+    return periods.unread_period(entry.question, entry.sql, latest)
+
+
+def _note_older_period(answer: Answer, settings: Settings) -> None:
+    """A verified answer whose SQL names a period that a newer release has since replaced as the latest is served
+    as verified (its SQL is what was checked) and says so: "Figures from 2019-2023 (a newer release, 2020-2024, is
+    loaded)."  SQL that names no period reads ``public.estimates`` and is re-run on the latest period anyway."""
+    if not periods.named_periods(answer.sql):
+        return
+    try:
+        latest = db.run(settings, db.OWNER, periods.latest_period)
+    except SageError:
+        return
+    note = periods.older_period_note(answer.sql, latest)
+    if note and note not in answer.notices:
+        answer.notices.append(note)
 
 
 def _skip(answer: Answer, settings: Settings, entry: verified.VerifiedAnswer, why: str, *, flag: bool) -> None:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from .census.periods import named_periods
 from .errors import ErrorKind, SageError
 from .execute import Result
 from .planner.base import Attempt, PriorTurn
@@ -105,6 +106,11 @@ class Answer:
 
     @property
     def vintages(self) -> list[str]:
+        """The periods the answer's figures are from, newest first: those its SQL writes out (an earlier period, or
+        the two of a change), else the latest period of its variables (what ``public.estimates`` shows)."""
+        named = named_periods(self.sql or "")
+        if named:
+            return named[::-1]
         return sorted({v["vintage"] for v in self.variables if v.get("vintage")}, reverse=True)
 
     def error_info(self) -> dict[str, Any] | None:

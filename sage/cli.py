@@ -123,7 +123,7 @@ def cmd_setup(args) -> int:
 def cmd_status(args) -> int:
     from .status import status
 
-    info = status(_settings(args))
+    info = status(_settings(args), check_release=True)
     if args.json:
         _print_json(info.to_dict())
     else:
@@ -131,7 +131,13 @@ def cmd_status(args) -> int:
         print(f"database: {'embedded' if d.embedded else d.host} (PostgreSQL {d.server_version})")
         for t, n in info.tables.items():
             print(f"  {t}: {n:,} rows")
-        print(f"vintages: {', '.join(info.vintages) or 'none'}")
+        print(f"vintages: {', '.join(info.vintages) or 'none'}" + (f" (questions read {info.latest})"
+                                                                    if info.latest else ""))
+        if info.pending:
+            print(f"  loaded but not yet the latest: {', '.join(info.pending)} (a `census update` is running or was "
+                  "interrupted: run it again to finish)")
+        if info.release is not None and (info.release.newer or info.release.checked):
+            print(f"release: {info.release.message}")
         print(f"index: {info.index.chunks:,} chunks ({info.index.model})")
         c = info.catalog
         if c is not None:
@@ -329,6 +335,22 @@ def cmd_census(args) -> int:
             for t in found:
                 print(f"{t['table_id']:<10} {t['concept']}  ({t['universe']}; {t['variables']} variables)")
         return 0
+    if args.census_command == "update":
+        from .census.update import UpdateError, update
+
+        try:
+            # one job at a time per database, fetches included: refused at once (naming who) when another runs
+            done = update(settings, args.vintage, progress=_Progress(), dry_run=args.dry_run)
+        except UpdateError as exc:
+            if args.json:
+                _print_json({"error": exc.to_dict(), "report": exc.report.to_dict()})
+            print(f"error: {exc.message}", file=sys.stderr)
+            return 1
+        if args.json:
+            _print_json(done)
+        else:
+            print(done.summary())
+        return 0
     if not (args.preset or args.tables):
         print("Name the tables (--tables B25003,B08301) or a preset (--preset core).", file=sys.stderr)
         return 2
@@ -419,6 +441,16 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--states", help="comma-separated USPS abbreviations (e.g. TX,CA): only places in these states "
                    "(state, county, place, cd and tract levels; tracts of every state otherwise)")
     f.set_defaults(fn=cmd_census)
+    u = csub.add_parser("update", help="bring every loaded table and level to the newest ACS 5-year release",
+                        description="Find the newest ACS 5-year release the Census Data API offers (or --vintage), "
+                        "fetch every table and geography level loaded now for it (one table per transaction, "
+                        "resumable), then make it the latest period of every table at once; earlier periods stay.")
+    u.add_argument("--json", action="store_true")
+    u.add_argument("--vintage", type=int,
+                   help="the release year (2024 = 2020-2024); default: the newest published")
+    u.add_argument("--dry-run", action="store_true",
+                   help="list what would be fetched, with row estimates; load nothing")
+    u.set_defaults(fn=cmd_census)
     t = csub.add_parser("tables", help="search the offline ACS table catalog")
     t.add_argument("--json", action="store_true")
     t.add_argument("--search")

@@ -11,21 +11,28 @@ A follow-up ("and Williamson County?") means nothing on its own, so its link car
 
 :func:`read_link` checks a link's parameters before anything is asked: no question, an empty one, one longer than
 ``SAGE_MAX_QUESTION_CHARS``, too many of them or an unknown planner each get a clear message.
+
+A link also carries the periods of its answer (``&period=2019-2023``, two for a change): opened after a newer ACS
+release is loaded, its last question is asked for those periods ("... in 2019-2023?"), so it shows the figures it
+was made with instead of the new release's.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
-from . import verified
+from . import db, verified
 from .agent import validate_question
+from .census import periods
 from .errors import ErrorKind, QuestionError, SageError
 from .querylog import MAX_THREAD
 from .settings import Settings
 
 PLANNERS = ("auto", "claude", "offline")
+_PERIOD = re.compile(r"^\d{4}-\d{4}$")
 
 
 def questions_for(settings: Settings, *, question: str, standalone: str | None, followup: bool, planner: str,
@@ -48,12 +55,31 @@ def questions_for(settings: Settings, *, question: str, standalone: str | None, 
     return chain
 
 
-def query_string(questions: Sequence[str], planner: str | None = None) -> str:
-    """``?q=...&q=...[&planner=...]``."""
+def query_string(questions: Sequence[str], planner: str | None = None, period: Sequence[str] = ()) -> str:
+    """``?q=...&q=...[&planner=...][&period=...]``; ``period``: the answer's periods (:attr:`Answer.vintages`), so
+    the link reproduces them after a newer release is loaded (:func:`read_link`)."""
     params = [("q", q) for q in questions]
     if planner:
         params.append(("planner", planner))
+    if period and len(period) <= 2:
+        params.append(("period", ",".join(sorted(period))))
     return "?" + urlencode(params)
+
+
+def _with_period(question: str, period: tuple[str, ...], settings: Settings) -> str:
+    """The question as it reproduces its link's ``period``: unchanged while that is still the latest period (or
+    the question names it); else "... in 2019-2023?" ("... between 2014-2018 and 2019-2023?" for a change)."""
+    if all(p in question for p in period):
+        return question
+    try:
+        latest = db.run(settings, db.OWNER, periods.latest_period)
+    except SageError:
+        return question
+    if period[-1] == latest:
+        return question
+    said = f"in {period[0]}" if len(period) == 1 else f"between {period[0]} and {period[1]}"
+    text = question.rstrip()
+    return f"{text[:-1].rstrip()} {said}?" if text.endswith("?") else f"{text} {said}"
 
 
 def link_planner(settings: Settings, planner: str) -> str | None:
@@ -91,10 +117,18 @@ def read_link(params: Mapping[str, Sequence[str]], settings: Settings) -> LinkRe
         return LinkRequest(error=QuestionError(
             f"This link names the planner {planner[:40]!r}; the planners are auto, claude and offline.",
             kind=ErrorKind.SETTINGS))
+    said = [p for v in params.get("period") or [] for p in str(v).split(",") if p.strip()]
+    period = tuple(sorted(p.strip() for p in said))
+    if said and (len(period) > 2 or not all(_PERIOD.match(p) for p in period)):
+        return LinkRequest(error=QuestionError(
+            f"This link names the period {','.join(said)[:40]!r}; a period looks like 2019-2023 (two for a change).",
+            kind=ErrorKind.SETTINGS))
     questions = []
-    for q in raw:
+    for n, q in enumerate(raw, 1):
         try:
-            questions.append(validate_question(q, settings))
+            text = validate_question(q, settings)
+            questions.append(validate_question(_with_period(text, period, settings), settings)
+                             if period and n == len(raw) else text)
         except QuestionError as exc:
             return LinkRequest(error=QuestionError(f"This link's question cannot be asked: {exc.message}",
                                                    kind=exc.kind))

@@ -6,16 +6,19 @@ Never a secret: the server is named by host only, keys are reported as set or no
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+import time
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import psycopg
 
 from . import db
 from .catalog_index import CatalogStatus, catalog_status
-from .census import migrate
+from .census import migrate, periods
 from .census.extracts import SHIPPED
+from .census.fetch_rules import vintage_label
 from .census.schema import TABLES
+from .errors import SageError
 from .settings import Settings
 
 
@@ -47,6 +50,18 @@ class VintageInfo:
 
 
 @dataclass(frozen=True)
+class ReleaseInfo:
+    """The newest ACS 5-year release the Census Data API lists, next to the latest period loaded: ``newer`` when
+    ``census update`` would bring one.  ``checked`` is False when the API was not asked (no Census API key here)
+    or did not answer (``message`` says why)."""
+
+    checked: bool
+    newest: str | None = None
+    newer: bool = False
+    message: str = ""
+
+
+@dataclass(frozen=True)
 class StatusInfo:
     """The ``status`` report (docs/design.md), plus ``host``, ``vintage_detail`` and ``ready``."""
 
@@ -61,6 +76,12 @@ class StatusInfo:
     ready: bool
     #: the catalog part of the index (the ACS tables not loaded): indexed / expected, and whether a build runs
     catalog: CatalogStatus | None = None
+    #: the period questions read (``public.estimates``: the newest latest period of the variables)
+    latest: str | None = None
+    #: periods with rows that no variable reads yet: a ``census update`` loading (or interrupted; run it again)
+    pending: list[str] = field(default_factory=list)
+    #: whether a newer release is published (None when not asked for)
+    release: ReleaseInfo | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON of `python -m sage status --json` (``vintage_detail`` only when there are variables)."""
@@ -70,11 +91,13 @@ class StatusInfo:
         return out
 
 
-def status(settings: Settings) -> StatusInfo:
+def status(settings: Settings, *, check_release: bool = False) -> StatusInfo:
     """The database, its tables and vintages, the retrieval index (with its catalog part) and the planner, read on
-    the owner's connection."""
+    the owner's connection; with ``check_release``, whether the Census Data API lists a newer ACS 5-year release
+    (:func:`release_status`)."""
     info = db.server_info(settings)
     tables, vintages, detail, index = db.run(settings, db.OWNER, _read_status)
+    latest, pending = db.run(settings, db.OWNER, _read_periods) if tables["public.variables"] else (None, [])
     planner = settings.effective_planner
     catalog = catalog_status(settings, model=index.model) if tables["public.estimates_by_vintage"] else None
     return StatusInfo(
@@ -88,7 +111,48 @@ def status(settings: Settings) -> StatusInfo:
         # a database of the previous version (no estimates_by_vintage) is not ready: setup migrates it
         ready=bool(tables["public.estimates"]) and bool(tables["public.estimates_by_vintage"]) and bool(index.chunks),
         catalog=catalog,
+        latest=latest,
+        pending=pending,
+        release=release_status(settings, latest) if check_release else None,
     )
+
+
+def _read_periods(conn: psycopg.Connection) -> tuple[str | None, list[str]]:
+    latest = periods.latest_period(conn)
+    loaded = set(periods.loaded_periods(conn))
+    rows = conn.execute("SELECT DISTINCT vintage FROM public.estimates_by_vintage").fetchall()
+    return latest, sorted((r[0] for r in rows if r[0] not in loaded), key=periods.bounds)
+
+
+#: how long the answer of the API's dataset discovery is kept (one request an hour, not one per page view)
+RELEASE_TTL_S = 3600.0
+_releases: dict[str, tuple[float, list[int] | str]] = {}
+
+
+def release_status(settings: Settings, latest: str | None) -> ReleaseInfo:
+    """Whether the Census Data API lists an ACS 5-year release newer than ``latest``.  Asked only with a Census API
+    key configured (without one no update could run; and no request leaves a machine that was not set up for it),
+    once an hour per API address, with a short time-out: an API that does not answer is said, never waited on."""
+    if not settings.census_api_key:
+        return ReleaseInfo(checked=False, message="No Census API key: newer releases are not looked up.")
+    now = time.monotonic()
+    cached = _releases.get(settings.census_api_url)
+    if cached is None or now - cached[0] > RELEASE_TTL_S:
+        from .census.api import CensusClient
+
+        try:
+            found: list[int] | str = CensusClient.from_settings(settings, timeout=5.0, attempts=1).releases()
+        except SageError as exc:
+            found = exc.message
+        cached = _releases[settings.census_api_url] = (now, found)
+    found = cached[1]
+    if isinstance(found, str):
+        return ReleaseInfo(checked=False, message=f"The Census Data API could not be asked for its releases: {found}")
+    newest = vintage_label(found[-1])
+    newer = latest is None or periods.bounds(newest)[1] > periods.bounds(latest)[1]
+    message = (f"A newer ACS 5-year release is published: {newest} (this database reads {latest}). Load it with "
+               "`python -m sage census update`." if newer else f"Up to date: {newest} is the newest release.")
+    return ReleaseInfo(checked=True, newest=newest, newer=newer, message=message)
 
 
 def _read_status(conn: psycopg.Connection) -> tuple[dict[str, int], list[str], list[VintageInfo] | None, IndexInfo]:
@@ -147,4 +211,5 @@ def loaded_tables(settings: Settings) -> list[dict[str, Any]]:
     return [dict(zip(keys, r, strict=True)) for r in rows]
 
 
-__all__ = ["DatabaseInfo", "IndexInfo", "StatusInfo", "VintageInfo", "loaded_tables", "status"]
+__all__ = ["DatabaseInfo", "IndexInfo", "ReleaseInfo", "StatusInfo", "VintageInfo", "loaded_tables", "release_status",
+           "status"]

@@ -20,6 +20,13 @@ It serves what ``sage.census.api`` asks of ``https://api.census.gov/data`` (see 
   other labels, as the real API's do: the dollar year of "(in 2023 inflation-adjusted dollars)" is the vintage's,
   releases up to 2018 have no colons after totals ("Estimate!!Total!!Male") and say "Worked at home" where later
   ones say "Worked from home" (B08301, B08006...).
+* ``/data.json`` — the dataset discovery, in the real DCAT shape (``@context``, ``@type`` ``dcat:Catalog``, a
+  ``dataset`` list whose entries carry ``c_vintage``, ``c_dataset``, ``c_isAggregate``, ``title``, ``identifier``,
+  ``distribution[].accessURL``...): for every year served, the detailed tables (``["acs", "acs5"]``) and, as the
+  real catalog lists them beside, the profile and subject tables (``["acs", "acs5", "profile"]``...) and the 1-year
+  release (``["acs", "acs1"]``, one year later than the last 5-year one, as in December).
+* a release that lacks a table or a level (:attr:`FakeCensusApi.lacking`): the table's ``groups`` 404 and its
+  variables the API's 400 ``unknown variable``, the level the API's 400 geography error.
 * a missing / wrong key (when ``required_key`` is set): the API's 302 to ``missing_key.html`` /
   ``invalid_key.html`` with ``X-DataWebAPI-KeyError: 1``; both pages are served (200, text/html).
 * an unknown year or path: the API's 404 HTML "Error report" page.
@@ -476,6 +483,12 @@ class FakeCensusApi:
         self.required_key = required_key
         self.years = set(years)
         self.faults: list[Fault] = []
+        #: per year, tables (``B25003``) and levels (``tract``) that release does not have
+        self.lacking: dict[int, set[str]] = {}
+        #: a label (``{(year, E code): label}``) or a universe (``{(year, table): universe}``) another release words
+        #: differently (set by a test; cleared by :meth:`clear`)
+        self.relabel: dict[tuple[int, str], str] = {}
+        self.reuniverse: dict[tuple[int, str], str] = {}
         self.overrides: dict[tuple[int, str, str], tuple[str | None, str | None]] = {}
         self.log: list[dict] = []  # one entry per request: path, params (without the key), key_sent, status
         self._lock = threading.Lock()
@@ -532,6 +545,9 @@ class FakeCensusApi:
         with self._lock:
             self.faults.clear()
             self.overrides.clear()
+            self.lacking.clear()
+            self.relabel.clear()
+            self.reuniverse.clear()
             self.log.clear()
             if self.data.extra:
                 self.data.extra.clear()
@@ -642,6 +658,8 @@ class _Handler(BaseHTTPRequestHandler):
         with fake._lock:
             fake.log.append(self._entry)
 
+        if path == "/data.json":
+            return self._send(200, self._catalog())
         if path == "/data/invalid_key.html":
             return self._send(200, INVALID_KEY_PAGE, "text/html;charset=utf-8")
         if path == "/data/missing_key.html":
@@ -675,7 +693,7 @@ class _Handler(BaseHTTPRequestHandler):
         if m.group(2) == "groups.json":
             return self._send(200, self._groups(year))
         if m.group(3):
-            body = self._group(year, m.group(3))
+            body = None if m.group(3) in fake.lacking.get(year, ()) else self._group(year, m.group(3))
             if body is None:
                 return self._send(404, _error_page(path), "text/html;charset=utf-8")
             return self._send(200, body)
@@ -690,6 +708,40 @@ class _Handler(BaseHTTPRequestHandler):
         return self._send(status, body, ctype, headers)
 
     # -------------------------------------------------------------- metadata
+    def _catalog(self) -> str:
+        """``/data.json``: the DCAT catalog of the datasets, real field names, our years."""
+        root = "http://api.census.gov/data"
+        datasets = []
+        years = sorted(self.fake.years)
+        kinds = [(["acs", "acs5"], "Detailed Tables 5-Year", "ACSDT5Y", years),
+                 (["acs", "acs5", "profile"], "Data Profiles 5-Year", "ACSDP5Y", years),
+                 (["acs", "acs5", "subject"], "Subject Tables 5-Year", "ACSST5Y", years),
+                 (["acs", "acs1"], "1-Year Estimates", "ACSDT1Y", [y + 1 for y in years[-1:]])]
+        for dataset, title, ident, in_years in kinds:
+            for year in in_years:
+                path = "/".join(dataset[:2]) + ("/" + dataset[2] if len(dataset) > 2 else "")
+                datasets.append({
+                    "c_vintage": year, "c_dataset": dataset,
+                    "c_geographyLink": f"{root}/{year}/{path}/geography.json",
+                    "c_variablesLink": f"{root}/{year}/{path}/variables.json",
+                    "c_groupsLink": f"{root}/{year}/{path}/groups.json",
+                    "c_documentationLink": "https://www.census.gov/developer/",
+                    "c_isAggregate": True, "c_isAvailable": True, "@type": "dcat:Dataset",
+                    "title": f"American Community Survey: {title}", "accessLevel": "public",
+                    "bureauCode": ["006:07"], "description": f"The American Community Survey ({title}).",
+                    "distribution": [{"@type": "dcat:Distribution", "accessURL": f"{root}/{year}/{path}",
+                                      "description": "API endpoint", "format": "API",
+                                      "mediaType": "application/json", "title": "API endpoint"}],
+                    "identifier": f"https://api.census.gov/data/id/{ident}{year}", "keyword": [],
+                    "modified": f"{year + 1}-12-01 00:00:00.0", "spatial": "United States",
+                    "temporal": f"{year}/{year}",
+                })
+        return json.dumps({"@context": "https://project-open-data.cio.gov/v1.1/schema/catalog.jsonld",
+                           "@id": "http://api.census.gov/data.json", "@type": "dcat:Catalog",
+                           "conformsTo": "https://project-open-data.cio.gov/v1.1/schema",
+                           "describedBy": "https://project-open-data.cio.gov/v1.1/schema/catalog.json",
+                           "dataset": datasets}, ensure_ascii=False)
+
     def _group(self, year: int, table_id: str) -> str | None:
         data = self.fake.data
         table = data.tables.get(table_id)
@@ -702,10 +754,11 @@ class _Handler(BaseHTTPRequestHandler):
             for code, label in t.lines:
                 base = code[:-1]
                 kind = _kind(label)
-                label = vintage_label_text(label, year)
+                label = self.fake.relabel.get((year, code)) or vintage_label_text(label, year)
                 ptype = "float" if kind in ("age", "index") else "int"
+                universe = self.fake.reuniverse.get((year, t.table_id), t.universe)
                 common = {"concept": vintage_label_text(t.concept, year), "group": t.table_id, "limit": 0,
-                          "predicateOnly": True, "universe": t.universe}
+                          "predicateOnly": True, "universe": universe}
                 rest = label.split("!!", 1)[1] if "!!" in label else label
                 variables[code] = {"label": label, "predicateType": ptype, **common,
                                    "attributes": f"{base}EA,{base}M,{base}MA"}
@@ -741,7 +794,7 @@ class _Handler(BaseHTTPRequestHandler):
         for item in get:
             g = re.fullmatch(r"group\(([A-Z0-9]+)\)", item)
             if g:
-                table = data.tables.get(g.group(1))
+                table = None if g.group(1) in fake.lacking.get(year, ()) else data.tables.get(g.group(1))
                 if table is None:
                     return 400, f"error: error: unknown variable 'group({g.group(1)})'", False
                 for code, _ in table.lines:
@@ -754,7 +807,7 @@ class _Handler(BaseHTTPRequestHandler):
                 columns.append((item, None, None))
                 continue
             v = _VAR.fullmatch(item)
-            table = data.tables.get(v.group(1)) if v else None
+            table = data.tables.get(v.group(1)) if v and v.group(1) not in fake.lacking.get(year, ()) else None
             code = f"{v.group(1)}_{v.group(2)}E" if v else None
             if table is None or code not in dict(table.lines):
                 return 400, f"error: error: unknown variable '{item}'", False
@@ -766,7 +819,7 @@ class _Handler(BaseHTTPRequestHandler):
         im = re.fullmatch(r"state:(\*|[0-9,]+)", geo_in) if geo_in else None
         level, in_state = PREDICATES.get(predicate, (None, None))
         heirarchy = (400, "error: unknown/unsupported geography heirarchy", False)
-        if level is None or not fm or (geo_in and not im):
+        if level is None or not fm or (geo_in and not im) or level in fake.lacking.get(year, ()):
             return heirarchy
         if (in_state == "no" and geo_in) or (in_state == "required" and (not im or im.group(1) == "*")):
             return heirarchy

@@ -412,7 +412,8 @@ def test_a_follow_up_is_asked_in_the_conversation_and_shows_its_reading_first(ap
     assert "**Read as:** median household income, Williamson County, TX" in markdown_text(app)
     assert querylog.get(app_settings, second.answer.id).parent_id == first.answer.id
     links = [c.value for c in app.code if "?q=" in c.value]
-    assert links[-1] == "?q=median+household+income%2C+Williamson+County%2C+TX"  # its reading stands alone
+    # its reading stands alone; the answer's period rides along (issue 24: a link reproduces its own period)
+    assert links[-1] == "?q=median+household+income%2C+Williamson+County%2C+TX&period=" + second.answer.vintages[0]
 
 
 def test_new_conversation_forgets_the_earlier_turns(app):

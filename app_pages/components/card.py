@@ -316,7 +316,8 @@ def card_link(turn: Turn, settings: Settings) -> str:
         questions = links.questions_for(settings, question=turn.question, standalone=answer.standalone,
                                         followup=answer.followup, planner=answer.planner, frame=answer.frame,
                                         earlier=turn.earlier)
-        turn.link = app_url() + links.query_string(questions, links.link_planner(settings, answer.planner))
+        turn.link = app_url() + links.query_string(questions, links.link_planner(settings, answer.planner),
+                                                   answer.vintages if answer.answered else ())
     return turn.link
 
 

@@ -3,6 +3,9 @@
 It speaks only the few calls ``census fetch`` needs, against ``settings.census_api_url`` (tests point it at a local
 fake server):
 
+* ``{base}.json`` — the API's dataset discovery (a DCAT catalog, ``https://api.census.gov/data.json``): every
+  dataset with its ``c_vintage`` and ``c_dataset`` (``["acs", "acs5"]`` for the 5-year detailed tables), from which
+  :meth:`CensusClient.releases` reads the ACS 5-year releases published (``census update`` takes the newest);
 * ``{base}/{year}/acs/acs5/groups/{TABLE}.json`` — the table's variables with their labels, concept and universe;
 * ``{base}/{year}/acs/acs5?get=V1,V2,...&for=...[&in=state:...]`` — a JSON array of arrays, header row first,
   every value a string, the geography columns appended.  The ``for``/``in`` clause of each geography level is in
@@ -164,6 +167,32 @@ class CensusClient:
         return f"CensusClient({self.base_url!r}, key={'set' if self._key else 'not set'})"
 
     # ------------------------------------------------------------------ public calls
+    def releases(self) -> list[int]:
+        """The years of the ACS 5-year detailed tables the API publishes, ascending, from its dataset discovery
+        (``{base}.json``: datasets whose ``c_dataset`` is exactly ``["acs", "acs5"]`` — not the profile, subject or
+        comparison tables of the same survey — and that are not marked unavailable)."""
+        body = self.request_json(".json", {}, what="the list of datasets (data.json)", with_key=False)
+        entries = body.get("dataset") if isinstance(body, dict) else None
+        if not isinstance(entries, list):
+            raise CensusApiError(
+                "The Census Data API answered the list of datasets (data.json) with something other than a catalog.",
+                kind=ErrorKind.BAD_RESPONSE, detail=_snippet(json.dumps(body)[:300]),
+            )
+        years = set()
+        for entry in entries:
+            if not isinstance(entry, dict) or entry.get("c_dataset") != ["acs", "acs5"]:
+                continue
+            if entry.get("c_isAvailable") is False:
+                continue
+            try:
+                years.add(int(str(entry.get("c_vintage"))))
+            except ValueError:
+                continue
+        if not years:
+            raise CensusApiError("The Census Data API's list of datasets (data.json) names no ACS 5-year release.",
+                                 kind=ErrorKind.EMPTY)
+        return sorted(years)
+
     def table_meta(self, year: int, table_id: str) -> TableMeta:
         """The estimate lines of ``table_id`` in the ``year`` ACS 5-year, from ``groups/{TABLE}.json``.
 
@@ -272,7 +301,8 @@ class CensusClient:
     # ------------------------------------------------------------------ the transport
     def _url(self, path: str, params: dict[str, str], with_key: bool) -> tuple[str, str]:
         """(real URL, URL safe to show): the second never contains the key."""
-        shown = f"{self.base_url}/{path}"
+        # ".json" is the discovery document beside the base ({base}.json); everything else is below it
+        shown = f"{self.base_url}{path}" if path.startswith(".") else f"{self.base_url}/{path}"
         if params:
             # spaces as %20 and '/' kept, as the API's documented predicates are written ("metropolitan statistical
             # area/micropolitan statistical area:*")

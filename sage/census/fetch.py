@@ -166,6 +166,7 @@ def fetch_tables(
     client: CensusClient | None = None,
     refresh_index: bool = True,
     lines_per_request: int = MAX_GET_ITEMS // 2,
+    hold: str | None = None,
 ) -> FetchReport:
     """Fetch ``tables`` of the ``vintage`` (release year, e.g. 2023 = 2019-2023) ACS 5-year at the ``geographies``
     levels (``states``: USPS abbreviations limiting the levels inside a state) and load them.
@@ -177,6 +178,10 @@ def fetch_tables(
     before the failure stay loaded, the failing table and the ones after it are untouched: that failure is raised as
     a :class:`FetchError` (its ``kind`` the failing step's, its cause the original error) whose ``report`` holds the
     partial :class:`FetchReport`.
+
+    ``hold`` (a period; ``census update``) loads the rows without making their period the latest (see
+    :func:`sage.census.fetch_load._load_table`); the semantic layer and the index are then left to the update's
+    switch, which changes what questions see.
     """
     progress = progress or (lambda *a: None)
     table_ids = resolve_tables(tables)
@@ -213,7 +218,7 @@ def fetch_tables(
                                       universe_fallback=universe_fallback, progress=progress,
                                       lines_per_request=lines_per_request)
                 progress(f"{table_id}: load", 0, 1)
-                report.tables.append(_load_table(conn, data, year, geos, state_fips))
+                report.tables.append(_load_table(conn, data, year, geos, state_fips, hold))
                 for row in data.new_geography:  # the next table finds them in the geography
                     index.add(row)
                 progress(f"{table_id}: load", 1, 1)
@@ -226,7 +231,7 @@ def fetch_tables(
                 + (f"; {', '.join(done)} {'was' if len(done) == 1 else 'were'} loaded before the failure." if done
                    else "; the database is unchanged.")
             )
-            if report.tables:
+            if report.tables and hold is None:
                 report.semantic = _refresh_semantic(settings)
                 if refresh_index:
                     report.index = _refresh_index(settings, progress)
@@ -234,9 +239,9 @@ def fetch_tables(
             raise FetchError(message, kind=exc.kind, detail=exc.detail, report=report) from exc
         if report.tables:
             conn.execute("ANALYZE public.geography, public.variables, public.estimates_by_vintage")
-    if report.tables:
+    if report.tables and hold is None:
         report.semantic = _refresh_semantic(settings)
-    if refresh_index and report.tables:
+    if refresh_index and report.tables and hold is None:
         report.index = _refresh_index(settings, progress)
     elif not refresh_index:
         report.index = {"status": "skipped", "message": "not requested"}

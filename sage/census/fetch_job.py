@@ -21,7 +21,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -166,18 +167,26 @@ def _holder_text(settings: Settings, holder: locks.Holder | None) -> str:
     return f"{what}, by {who or 'another process'} (process {holder.pid}), for {holder.seconds:.0f} s"
 
 
+@contextmanager
+def fetch_lock(settings: Settings, tables: Sequence[str], described: str, who: str) -> Iterator[None]:
+    """Both locks of a fetch for the ``with`` block (``busy`` at once when another fetch, or ``census update``,
+    runs); ``described`` is what the refused one is told is running."""
+    lease = _Lease(settings, tables, described, who)
+    lease.take()
+    try:
+        yield
+    finally:
+        lease.release()
+
+
 def locked_fetch(settings: Settings, tables: Sequence[str], vintage: int = CATALOG_YEAR,
                  geographies: Iterable[str] = fetch_rules.GEOGRAPHIES, progress: StepProgress | None = None, *,
                  who: str = "the command line", client: CensusClient | None = None,
                  **kw: Any) -> fetch.FetchReport:
     """:func:`sage.census.fetch.fetch_tables` under both locks (``busy`` when another fetch runs)."""
     geos = tuple(geographies)
-    lease = _Lease(settings, tables, describe_fetch(settings, tables, geos), who)
-    lease.take()
-    try:
+    with fetch_lock(settings, tables, describe_fetch(settings, tables, geos), who):
         return fetch.fetch_tables(settings, list(tables), vintage, geos, progress, client=client, **kw)
-    finally:
-        lease.release()
 
 
 # ---------------------------------------------------------------------------------------------- the app's job
@@ -196,7 +205,7 @@ class FetchJob:
     state: Literal["running", "done", "failed"] = "running"
     step: str = "starting"
     fraction: float = 0.0
-    report: fetch.FetchReport | None = None
+    report: Any = None  # a fetch.FetchReport, or an update's report
     error: SageError | None = None
     finished: float | None = None
     thread: threading.Thread | None = None
@@ -240,26 +249,34 @@ def start_fetch(settings: Settings, tables: Iterable[str], vintage: int = CATALO
                 client: CensusClient | None = None, **kw: Any) -> FetchJob:
     """Check the fetch (:func:`check_fetch`), take both locks (``busy`` when another fetch runs), and run it in a
     worker thread; the returned :class:`FetchJob` says how far it is and, at the end, what it loaded or why not."""
-    global _current
     ids = check_fetch(settings, tables, vintage)
     geos = tuple(geographies)
     described = describe_fetch(settings, ids, geos)
-    lease = _Lease(settings, ids, described, who)
-    lease.take()
     job = FetchJob(tables=ids, vintage=int(vintage), geographies=geos, described=described, who=who)
+    return run_job(settings, job, lambda: fetch.fetch_tables(settings, ids, vintage, geos, job.progress,
+                                                             client=client, **kw))
+
+
+def run_job(settings: Settings, job: FetchJob, work: Callable[[], Any]) -> FetchJob:
+    """Take both locks for ``job`` (``busy`` when another fetch runs) and run ``work()`` in a worker thread; its
+    return value becomes ``job.report``, a :class:`SageError` ``job.error`` (``census update`` runs this way too,
+    so the app follows it like a fetch)."""
+    global _current
+    lease = _Lease(settings, job.tables, job.described, job.who)
+    lease.take()
     _current = job
 
-    def work() -> None:
+    def run() -> None:
         global _current
         try:
-            job.report = fetch.fetch_tables(settings, ids, vintage, geos, job.progress, client=client, **kw)
+            job.report = work()
             job.fraction = 1.0
             job.state = "done"
         except SageError as exc:
             job.error, job.state = exc, "failed"
         except Exception as exc:  # a worker must report what stopped it, never die silently
             log.warning("fetch failed", exc_info=True)
-            job.error = SageError(f"Loading {described} failed ({type(exc).__name__}: {str(exc)[:200]}).")
+            job.error = SageError(f"Loading {job.described} failed ({type(exc).__name__}: {str(exc)[:200]}).")
             job.state = "failed"
         finally:
             job.finished = time.monotonic()
@@ -267,7 +284,7 @@ def start_fetch(settings: Settings, tables: Iterable[str], vintage: int = CATALO
                 _current = None
             lease.release()
 
-    job.thread = threading.Thread(target=work, name="sage-census-fetch", daemon=True)
+    job.thread = threading.Thread(target=run, name="sage-census-fetch", daemon=True)
     try:
         job.thread.start()
     except BaseException:
@@ -289,6 +306,8 @@ __all__ = [
     "check_fetch",
     "current_fetch",
     "describe_fetch",
+    "fetch_lock",
     "locked_fetch",
+    "run_job",
     "start_fetch",
 ]

@@ -105,9 +105,14 @@ def geo_index(conn: psycopg.Connection, year: int) -> GeoIndex:
 
 
 def _load_table(conn: psycopg.Connection, data: TableData, year: int, geos: tuple[str, ...],
-                states: list[str] | None) -> TableReport:
+                states: list[str] | None, hold: str | None = None) -> TableReport:
     """Replace the table's rows of this period and these levels in one transaction (``conn`` is in autocommit
-    mode)."""
+    mode).
+
+    ``hold`` (a period, e.g. ``2019-2023``; ``census update``) loads the rows without making their period the latest:
+    ``public.variables`` is left as it is (a line new in this release is added with ``hold`` as its period and no
+    rows in the view), the labels, concepts and universes of the release wait in ``sage.census_pending``, and
+    :func:`sage.census.update.switch` moves every updated table to the new period at once."""
     meta = data.meta
     vintage = vintage_label(year)
     category = category_for(meta.table_id)
@@ -120,7 +125,7 @@ def _load_table(conn: psycopg.Connection, data: TableData, year: int, geos: tupl
     )
     started = time.perf_counter()
     try:
-        _write_table(conn, data, report, year, geos, states)
+        _write_table(conn, data, report, year, geos, states, hold)
     except psycopg.Error as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise DatabaseError(
@@ -167,7 +172,7 @@ def _variable_rows(cur: psycopg.Cursor, data: TableData, vintage: str, category:
 
 
 def _write_table(conn: psycopg.Connection, data: TableData, report: TableReport, year: int, geos: tuple[str, ...],
-                 states: list[str] | None) -> None:
+                 states: list[str] | None, hold: str | None = None) -> None:
     meta = data.meta
     vintage, source, category = vintage_label(year), source_label(year), category_for(meta.table_id)
     with conn.transaction():
@@ -193,16 +198,11 @@ def _write_table(conn: psycopg.Connection, data: TableData, report: TableReport,
              "state_levels": list(STATE_LEVELS)},
         )
         report.replaced_rows = cur.rowcount
-        rows, report.labels_changed = _variable_rows(cur, data, vintage, category)
-        cur.executemany(
-            """INSERT INTO public.variables (variable_code, label, concept, category, table_id, universe, vintage,
-                                            vintages, label_changed, earlier_label)
-               VALUES (%s, %s, %s, %s, %s, %s, %s, ARRAY[%s], %s, %s)
-               ON CONFLICT (variable_code) DO UPDATE SET label = EXCLUDED.label, concept = EXCLUDED.concept,
-                 category = EXCLUDED.category, table_id = EXCLUDED.table_id, universe = EXCLUDED.universe,
-                 label_changed = EXCLUDED.label_changed, earlier_label = EXCLUDED.earlier_label""",
-            [(*r[:7], r[6], r[7], r[8]) for r in rows],
-        )
+        if hold is not None:
+            _hold_variables(cur, data, vintage, category, hold)
+        else:
+            rows, report.labels_changed = _variable_rows(cur, data, vintage, category)
+            _upsert_variables(cur, rows)
         with cur.copy("COPY public.estimates_by_vintage (geo_id, variable_code, estimate, margin_error, source, "
                       "vintage) FROM STDIN") as copy:
             for geo, code, est, moe in data.rows:
@@ -213,11 +213,46 @@ def _write_table(conn: psycopg.Connection, data: TableData, report: TableReport,
                AND NOT EXISTS (SELECT FROM public.estimates_by_vintage e WHERE e.variable_code = v.variable_code)""",
             (meta.table_id,),
         )
-        codes = [r[0] for r in cur.execute("SELECT variable_code FROM public.variables WHERE table_id = %s",
-                                           (meta.table_id,))]
-        loader.refresh_vintages(cur, codes)
+        if hold is None:  # held rows join the periods at the switch
+            codes = [r[0] for r in cur.execute("SELECT variable_code FROM public.variables WHERE table_id = %s",
+                                               (meta.table_id,))]
+            loader.refresh_vintages(cur, codes)
         loader.record_tables(cur, {(meta.table_id, vintage)}, source)
         _describe_periods(cur, meta.table_id, report)
+
+
+def _upsert_variables(cur: psycopg.Cursor, rows: list[tuple]) -> None:
+    cur.executemany(
+        """INSERT INTO public.variables (variable_code, label, concept, category, table_id, universe, vintage,
+                                        vintages, label_changed, earlier_label)
+           VALUES (%s, %s, %s, %s, %s, %s, %s, ARRAY[%s], %s, %s)
+           ON CONFLICT (variable_code) DO UPDATE SET label = EXCLUDED.label, concept = EXCLUDED.concept,
+             category = EXCLUDED.category, table_id = EXCLUDED.table_id, universe = EXCLUDED.universe,
+             label_changed = EXCLUDED.label_changed, earlier_label = EXCLUDED.earlier_label""",
+        [(*r[:7], r[6], r[7], r[8]) for r in rows],
+    )
+
+
+def _hold_variables(cur: psycopg.Cursor, data: TableData, vintage: str, category: str, hold: str) -> None:
+    """``hold`` mode (see :func:`_load_table`): the release's metadata into ``sage.census_pending``; a line the
+    database lacks into ``public.variables`` with ``hold`` as its only period, so the view shows none of it yet."""
+    meta = data.meta
+    rows = [(v.code, vintage, meta.table_id, v.label, v.concept or meta.concept, category, data.universe)
+            for v in meta.variables]
+    cur.executemany(
+        """INSERT INTO sage.census_pending (variable_code, vintage, table_id, label, concept, category, universe)
+           VALUES (%s, %s, %s, %s, %s, %s, %s)
+           ON CONFLICT (variable_code, vintage) DO UPDATE SET table_id = EXCLUDED.table_id, label = EXCLUDED.label,
+             concept = EXCLUDED.concept, category = EXCLUDED.category, universe = EXCLUDED.universe""",
+        rows,
+    )
+    cur.executemany(
+        """INSERT INTO public.variables (variable_code, label, concept, category, table_id, universe, vintage,
+                                        vintages)
+           VALUES (%s, %s, %s, %s, %s, %s, %s, ARRAY[%s]) ON CONFLICT (variable_code) DO NOTHING""",
+        [(code, label, concept, cat, table, universe, hold, hold) for code, _, table, label, concept, cat, universe
+         in rows],
+    )
 
 
 def _describe_periods(cur: psycopg.Cursor, table_id: str, report: TableReport) -> None:

@@ -78,9 +78,19 @@ FROM (SELECT variable_code, array_agg(DISTINCT vintage ORDER BY vintage) AS vint
 WHERE v.variable_code = s.variable_code AND v.vintages IS DISTINCT FROM s.vintages"""
 
 
+#: the same, leaving out the rows of a release ``census update`` holds (``sage.census_pending``): a setup or a fetch
+#: while an update is under way (or interrupted) never makes its period the latest of some tables only
+REFRESH_VINTAGES_HELD = REFRESH_VINTAGES.replace(
+    "WHERE variable_code = ANY(%s) GROUP BY variable_code",
+    "WHERE variable_code = ANY(%s) AND NOT EXISTS (SELECT FROM sage.census_pending p WHERE p.variable_code = "
+    "estimates_by_vintage.variable_code AND p.vintage = estimates_by_vintage.vintage) GROUP BY variable_code")
+
+
 def refresh_vintages(cur: psycopg.Cursor, codes: Iterable[str]) -> int:
-    """Set ``vintages``/``vintage`` of ``codes`` from their rows in ``public.estimates_by_vintage``."""
-    cur.execute(REFRESH_VINTAGES, (sorted(set(codes)),))
+    """Set ``vintages``/``vintage`` of ``codes`` from their rows in ``public.estimates_by_vintage`` (not the rows
+    of a release ``census update`` still holds)."""
+    held = cur.execute("SELECT to_regclass('sage.census_pending') IS NOT NULL").fetchone()
+    cur.execute(REFRESH_VINTAGES_HELD if held and held[0] else REFRESH_VINTAGES, (sorted(set(codes)),))
     return cur.rowcount
 
 

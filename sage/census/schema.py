@@ -246,6 +246,23 @@ CREATE TABLE IF NOT EXISTS sage.feedback (
 CREATE INDEX IF NOT EXISTS feedback_created_idx ON sage.feedback (created_at DESC);
 """
 
+#: the labels, concepts and universes of a release ``census update`` has loaded but not yet made the latest period
+#: (:mod:`sage.census.update`): its rows wait in ``public.estimates_by_vintage`` under their period, which no
+#: variable names yet, and move into the view with these at the switch.  Safe to run again (the update runs it on a
+#: database set up before it existed).
+PENDING_DDL = """
+CREATE TABLE IF NOT EXISTS sage.census_pending (
+    variable_code text NOT NULL,
+    vintage       text NOT NULL,
+    table_id      text NOT NULL,
+    label         text NOT NULL,
+    concept       text NOT NULL,
+    category      text NOT NULL,
+    universe      text,
+    PRIMARY KEY (variable_code, vintage)
+);
+"""
+
 #: internal bookkeeping: never granted to the reader role, never shown to a planner
 SAGE_DDL = f"""
 CREATE TABLE IF NOT EXISTS sage.data_loads (
@@ -279,7 +296,7 @@ CREATE TABLE IF NOT EXISTS sage.questions (
     created_at  timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX IF NOT EXISTS questions_created_idx ON sage.questions (created_at DESC);
-{CONVERSATION_DDL}CREATE TABLE IF NOT EXISTS sage.reader_login (
+{CONVERSATION_DDL}{PENDING_DDL}CREATE TABLE IF NOT EXISTS sage.reader_login (
     role     text PRIMARY KEY,
     password text NOT NULL
 );

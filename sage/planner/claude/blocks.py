@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ...census.periods import newest_pair
 from ...census.schema import LEVELS
 from ...types import Chunk
 
@@ -173,9 +174,14 @@ def format_schema_context(chunks: Sequence[Chunk], measures: Sequence[Any] = (),
 
 
 def _periods(chunk: Chunk, periods: Mapping[str, Sequence[str]] | None) -> str:
-    """"; periods loaded: 2014-2018, 2019-2023" for a variable loaded for several periods."""
+    """"; periods loaded: 2014-2018, 2019-2023" for a variable loaded for several periods; with more than two, the
+    pair a change compares (:func:`sage.census.periods.newest_pair`: after ``census update`` it is not the
+    2014-2018 and 2019-2023 the instructions name as an example)."""
     found = list((periods or {}).get(chunk.object_ref) or ())
-    return f"; periods loaded: {', '.join(found)}" if len(found) > 1 else ""
+    if len(found) <= 1:
+        return ""
+    pair = newest_pair(found) if len(found) > 2 else None
+    return f"; periods loaded: {', '.join(found)}" + (f"; a change compares {pair[0]} with {pair[1]}" if pair else "")
 
 
 #: longest line kept of a not-loaded table (its title, universe and main lines)
