@@ -36,6 +36,9 @@ class Plan:
     compare: str | None = None
     #: the ACS periods of a change, earlier first ("2014-2018", "2019-2023")
     periods: tuple[str, ...] = ()
+    #: several statements that answer together (a place's profile, one per topic): each goes through the guard
+    #: and the read-only role on its own; ``sql`` is them joined, for reading
+    statements: tuple[str, ...] = ()
 
     @property
     def declined(self) -> bool:
