@@ -35,7 +35,7 @@ def describe(answer: Answer, settings: Settings, *, compare: str | None = None) 
         cat = None
     period = _period(answer)
     if answer.display_hint == "profile" and cat is not None:
-        found = profile.read(result, cat)
+        found = profile.read(result, cat, settings)
         if found is not None:
             answer.profile = found.to_dict()
             answer.headline = profile.headline(found, period)

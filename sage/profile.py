@@ -12,6 +12,7 @@ puts their rows together, one row per measure and area.  Each measure's value is
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,7 +23,9 @@ from .charts.shape import format_value
 from .execute import Result
 from .planner.base import Plan
 from .planner.offline.catalog import Catalog, State
+from .planner.offline.planner import OfflinePlanner
 from .planner.offline.read.parsed import Place
+from .settings import Settings
 from .stats import reliability_label
 
 #: the groups and their topics, in Census Reporter's order
@@ -79,10 +82,35 @@ def by_topic(measures: Sequence[Measure]) -> list[tuple[str, str, list[Measure]]
     return out
 
 
-def question_for(m: Measure, place_label: str) -> str:
-    """The single question a profile's measure links to (the offline planner reads it as that measure and place)."""
-    label = m.label if m.label[:2].isupper() else m.label[:1].lower() + m.label[1:]
-    return f"What is the {label} in {place_label}?"
+#: (measure, place level, catalog generation) -> the words of its single question that the planner reads as it
+_phrases: dict[tuple[str, str, int], str] = {}
+_phrases_lock = threading.Lock()
+
+
+def question_for(m: Measure, place_label: str, level: str, cat: Catalog, settings: Settings) -> str:
+    """The single question a profile's measure links to: "What is the <words> in <place>?" with the first of the
+    measure's label and synonyms that the offline planner reads as exactly that measure of that one place (checked
+    by planning it, once per measure and level), so the link answers what the profile shows."""
+    key = (m.name, level, cat.generation)
+    with _phrases_lock:
+        known = _phrases.get(key)
+    if known is not None:
+        return _question(known, place_label)
+    planner = OfflinePlanner(settings)
+    chosen = _lower(m.label)
+    for words in (_lower(m.label), *m.synonyms):
+        plan = planner.plan(_question(words, place_label))
+        frame = plan.frame or {}
+        if not plan.declined and frame.get("op") == "value" and frame.get("measures") == [m.name]:
+            chosen = words
+            break
+    with _phrases_lock:
+        _phrases[key] = chosen
+    return _question(chosen, place_label)
+
+
+def _question(words: str, place_label: str) -> str:
+    return f"What is the {words} in {place_label}?"
 
 
 def plan_for(place: Place, cat: Catalog) -> Plan | None:
@@ -205,7 +233,7 @@ class Profile:
                              for s in self.sections]}
 
 
-def read(result: Result, cat: Catalog) -> Profile | None:
+def read(result: Result, cat: Catalog, settings: Settings) -> Profile | None:
     """The profile in a combined result (:func:`combine`): the first row's area is the place."""
     if not result.rows:
         return None
@@ -238,7 +266,7 @@ def read(result: Result, cat: Catalog) -> Profile | None:
             text = format_value(own.value, unit) + (f" ±{format_value(own.moe, unit)}" if own.moe is not None else "")
             items.append(Item(m.name, m.label, m.unit, own.value, own.moe, text,
                               reliability_label(own.value, own.moe) if own.moe is not None else None,
-                              tuple(compared[m.name][0]), question_for(m, place.label)))
+                              tuple(compared[m.name][0]), question_for(m, place.label, place.level, cat, settings)))
         if items:
             sections.append(Section(group, topic, tuple(items)))
     note = ctx.missing_note(ctx.lacking(measures, areas, figures))
