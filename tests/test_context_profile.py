@@ -175,7 +175,8 @@ def test_a_profile_holds_what_the_single_questions_answer(settings, question, ge
 
 
 def test_a_profile_is_only_for_a_place_alone(settings):
-    for question in ("population of Ohio", "Texas counties", "Ohio in 2014-2018", "Springfield"):
+    for question in ("population of Ohio", "Texas counties", "Ohio in 2014-2018", "Springfield", "and Idaho?",
+                     "what about Ohio"):
         answer = agent.ask(question, settings, planner="offline", record=False)
         assert answer.display_hint != "profile", question
     answer = agent.ask("tell me about Travis County, TX", settings, planner="offline", record=False)
