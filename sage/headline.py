@@ -102,8 +102,8 @@ def _pair(shape: Shape, m: str, when: str) -> Headline:
         a, b, ia, ib = b, a, 1, 0
     else:
         ia, ib = 0, 1
-    word = "the same" if va == vb else "higher"
-    return Headline(f"{humanize(m)}: {a} {_figure(shape, m, ia)}, {word} than {b} {_figure(shape, m, ib)}{when}",
+    word = "the same as" if va == vb else "higher than"
+    return Headline(f"{humanize(m)}: {a} {_figure(shape, m, ia)}, {word} {b} {_figure(shape, m, ib)}{when}",
                     "compare")
 
 

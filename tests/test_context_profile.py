@@ -181,3 +181,43 @@ def test_a_profile_is_only_for_a_place_alone(settings):
         assert answer.display_hint != "profile", question
     answer = agent.ask("tell me about Travis County, TX", settings, planner="offline", record=False)
     assert answer.display_hint == "profile"
+
+
+# ------------------------------------------------------------------------------------------------ Claude's answers
+
+OHIO_UNEMPLOYMENT = (
+    "SELECT g.state_name, ROUND(100.0 * SUM(e.estimate) FILTER (WHERE e.variable_code = 'B23025_005E') / "
+    "NULLIF(SUM(e.estimate) FILTER (WHERE e.variable_code = 'B23025_003E'), 0), 1) AS unemployment_rate_pct "
+    "FROM public.estimates e JOIN public.geography g ON g.geo_id = e.geo_id WHERE g.level = 'state' AND "
+    "g.state_abbr = 'OH' AND e.variable_code IN ('B23025_005E', 'B23025_003E') GROUP BY g.state_name")
+TWO_STATES = OHIO_UNEMPLOYMENT.replace("g.state_abbr = 'OH'", "g.state_abbr IN ('OH', 'MS')")
+
+
+@pytest.fixture
+def claude(settings, monkeypatch):
+    from sage.planner.claude.claude import ClaudePlanner
+    from tests.fake_anthropic import FakeAnthropic
+
+    with FakeAnthropic() as fake:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
+        s = settings.replace(anthropic_api_key="sk-ant-headline-test", planner="claude", claude_timeout_s=10.0)
+        yield fake, ClaudePlanner(s, max_retries=0), s
+
+
+def test_claude_answers_get_the_same_headline_and_context(claude):
+    from tests.fake_anthropic import reply_plan
+
+    fake, planner, s = claude
+    fake.enqueue(reply_plan(OHIO_UNEMPLOYMENT, ["Unemployment rate B23025"], "big", comparison="none"))
+    answer = agent.ask("unemployment rate in Ohio", s, planner=planner, record=False)
+    assert answer.answered and answer.planner == "claude"
+    rate = float(answer.result.rows[0][1])
+    assert answer.headline == f"Unemployment rate in Ohio: {rate:.1f}% (2019-2023)"
+    offline = agent.ask("unemployment rate in Ohio", s, planner="offline", record=False)
+    assert answer.context == offline.context and [c["level"] for c in answer.context] == ["nation"]
+    fake.enqueue(reply_plan(TWO_STATES + " ORDER BY unemployment_rate_pct DESC", [], "bar", comparison="places"))
+    answer = agent.ask("compare the unemployment rate of Ohio and Mississippi", s, planner=planner, record=False)
+    (hi, x), (lo, y) = answer.result.rows
+    assert float(x) > float(y)
+    assert answer.headline == (f"Unemployment rate: {hi} {float(x):.1f}%, higher than {lo} {float(y):.1f}% "
+                               "(2019-2023)") and answer.context == []

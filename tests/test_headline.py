@@ -123,6 +123,11 @@ def test_a_difference_of_two_places(moe):
     assert "more than District of Columbia 678,972" in said.text
 
 
+def test_two_equal_values_are_the_same():
+    said = headline(["state_name", "unemployment_rate_pct"], [["Kentucky", 4.8], ["Ohio", 4.8]], compare="places")
+    assert said is not None and said.text == "Unemployment rate: Kentucky 4.8%, the same as Ohio 4.8%"
+
+
 def test_nothing_to_say():
     assert headline(["state_name", "population"], []) is None
     assert headline(["state_name", "state_abbr"], [["Ohio", "OH"]]) is None
