@@ -221,3 +221,14 @@ def test_claude_answers_get_the_same_headline_and_context(claude):
     assert float(x) > float(y)
     assert answer.headline == (f"Unemployment rate: {hi} {float(x):.1f}%, higher than {lo} {float(y):.1f}% "
                                "(2019-2023)") and answer.context == []
+
+
+def test_a_profile_can_be_rated_but_not_verified(settings):
+    from sage import feedback, verified
+    from sage.errors import QuestionError
+
+    answer = agent.ask("Ohio", settings, planner="offline")
+    assert answer.id is not None and answer.display_hint == "profile"
+    with pytest.raises(QuestionError, match="is a place's profile"):
+        verified.add(settings, answer.id)
+    assert feedback.rate(settings, answer.id, "up") > 0
