@@ -355,9 +355,9 @@ def missing_note(lacking: Sequence[tuple[Measure, str]]) -> str | None:
     no_us = [m for m, what in lacking if m.aggregable and what == "us"]
     parts = []
     if medians:
-        parts.append(f"No state or US figure to compare with for {_some(medians)}: a median, mean or index is "
-                     "published per level and never computed from smaller areas, and the data has no state rows of "
-                     f"{'it' if len(medians) == 1 else 'them'}.")
+        parts.append(f"No state or US figure to compare {_some(medians)} with: a median, mean or index is "
+                     "published for each level, never computed from smaller areas, and the data has no state or US "
+                     f"rows of {'it' if len(medians) == 1 else 'them'}.")
     if no_parent:
         parts.append(f"No state or US figure in the data for {_some(no_parent)}.")
     if no_us:
