@@ -279,7 +279,10 @@ def _assess(answer: Answer, plan: Plan) -> None:
 def _describe(answer: Answer, settings: Settings, timings: dict, compare: str | None = None) -> None:
     """The headline, the context and a profile's reading (:mod:`sage.narrate`); their time is ``context``."""
     t = time.perf_counter()
-    narrate.describe(answer, settings, compare=compare)
+    try:
+        narrate.describe(answer, settings, compare=compare)
+    except Exception as exc:  # the words around an answer must never cost the user the answer itself
+        log.warning("could not write the headline or the context: %s", exc)
     timings["context"] = _ms(t)
 
 
