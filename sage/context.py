@@ -88,6 +88,7 @@ class Figures:
     """Figures read from the database: by (measure name, GEO_ID)."""
 
     values: dict[tuple[str, str], Figure] = field(default_factory=dict)
+    #: the statements as the guard laid them out and they ran
     statements: list[str] = field(default_factory=list)
 
     def get(self, measure: str, geo_id: str) -> Figure | None:
@@ -262,17 +263,17 @@ def compare(m: Measure, figure: Figure, parent: Figure) -> Comparison | None:
     if unit == "percent":
         noun = "rate" if "rate" in m.name or "rate" in m.label.lower() else "share"
         side = "above" if x > y else "below" if x < y else "the same as"
-        text = f"{side} the {_possessive(owner, article=False)} {noun} of {shown}"
+        text = f"{side} the {_possessive(owner)} {noun} of {shown}"
     else:
         if y == 0:
             return None
         r = x / y
         if 0.95 <= r <= 1.05:
-            text = f"about the same as the {_possessive(owner, article=False)} figure ({shown})"
+            text = f"about the same as the {_possessive(owner)} figure ({shown})"
         elif r > 1:
-            text = f"about {r:.1f} times the {_possessive(owner, article=False)} figure ({shown})"
+            text = f"about {r:.1f} times the {_possessive(owner)} figure ({shown})"
         else:
-            text = f"about {100 * r:.0f}% of the {_possessive(owner, article=False)} figure ({shown})"
+            text = f"about {100 * r:.0f}% of the {_possessive(owner)} figure ({shown})"
     return Comparison(parent, text + verdict, test.significant, test.z)
 
 
@@ -283,7 +284,7 @@ def _verdict(test: stats.Significance) -> str:
     return f" — significant at {level}" if test.significant else f" — not a significant difference at {level}"
 
 
-def _possessive(label: str, *, article: bool = True) -> str:
+def _possessive(label: str) -> str:
     """How a sentence names an area's figure: "Texas" ("the Texas rate"), "US" ("the US rate")."""
     return "US" if label == "the US" else label
 

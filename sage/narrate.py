@@ -10,7 +10,6 @@ context that cannot be read leaves the answer as it was.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
 from typing import Any
 
 from . import context, headline, profile
@@ -109,7 +108,7 @@ def _row_place(record: dict[str, Any], cat: Catalog) -> str | None:
         if isinstance(value, str) and value in cat.by_geo_id:
             return value
     county, state, name = record.get("county_name"), record.get("state_name"), record.get("name")
-    for row in _rows(cat):
+    for row in cat.by_geo_id.values():
         if isinstance(row, County):
             if county == row.name and state == row.state.name:
                 return row.geo_id
@@ -119,10 +118,6 @@ def _row_place(record: dict[str, Any], cat: Catalog) -> str | None:
         elif county is None and (state == row.name or name == row.name):
             return row.geo_id
     return None
-
-
-def _rows(cat: Catalog) -> Sequence[Any]:
-    return list(cat.by_geo_id.values())
 
 
 def _float(value: Any) -> float | None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from . import context as ctx
@@ -222,7 +222,7 @@ class Profile:
     geo_id: str
     sections: tuple[Section, ...] = ()
     note: str | None = None
-    headline_measures: tuple[str, ...] = field(default=())
+    headline_measures: tuple[str, ...] = ()
 
     def items(self) -> list[Item]:
         return [i for s in self.sections for i in s.items]
