@@ -17,7 +17,14 @@ EXAMPLES = {
     "Housing": ["Median home value by county in Colorado", "How many housing units are there in Oregon?"],
     "Poverty & insurance": ["Poverty rate by state", "Share of people with health insurance in Florida"],
     "Work & education": ["Unemployment rate by state", "Share of adults with a bachelor's degree in Ohio counties"],
+    "Cities & towns": ["Population of Austin, TX", "The 10 largest cities in Ohio"],
+    "Change over time": ["How has median household income changed in Travis County since 2014-2018?",
+                         "Which 5 Texas counties added the most people between 2014-2018 and 2019-2023?"],
+    "Profiles": ["Travis County, Texas", "Boulder, CO"],
 }
+
+#: example topics side by side
+EXAMPLES_PER_ROW = 4
 
 settings = ui.settings_or_stop()
 planner, planner_error = ui.get_planner(settings)
@@ -42,21 +49,25 @@ head, new = st.columns([5, 1], vertical_alignment="bottom")
 head.title("Ask the census")
 new_slot = new.empty()  # filled at the end, once this run's question is part of the conversation
 st.caption(
-    "Plain-English questions about US states and counties, answered from ACS 5-year estimates with the SQL, "
-    "the assumptions and the data beside every chart. Ask a follow-up (“and Williamson County?”, “as a map”, "
-    "“which of those…”) and it is read in the light of the conversation."
+    "Plain-English questions about the 50 states, DC and Puerto Rico, their 3,222 counties and 32,325 cities, towns "
+    "and CDPs, answered from ACS 5-year estimates (2019-2023, with 2014-2018 for changes over time): every answer "
+    "says itself in a sentence, beside its state and the nation, with the chart, the SQL, the assumptions and the "
+    "data. A place name alone (“Travis County, Texas”) gives its profile. Ask a follow-up (“and Williamson "
+    "County?”, “as a map”, “which of those…”) and it is read in the light of the conversation."
 )
 
 
 def examples(expanded: bool) -> None:
     with st.expander("Example questions", expanded=expanded, icon=":material/lightbulb:"):
-        cols = st.columns(len(EXAMPLES))
-        for col, (topic, questions) in zip(cols, EXAMPLES.items(), strict=True):
-            with col:
-                st.markdown(f"**{topic}**")
-                for i, q in enumerate(questions):
-                    st.button(q, key=f"example-{topic}-{i}", on_click=ui.ask_later, args=(q,), type="tertiary",
-                              wrap=True)
+        topics = list(EXAMPLES.items())
+        for start in range(0, len(topics), EXAMPLES_PER_ROW):  # rows of a few topics: a column stays readable
+            row = topics[start:start + EXAMPLES_PER_ROW]
+            for col, (topic, questions) in zip(st.columns(EXAMPLES_PER_ROW), row, strict=False):
+                with col:
+                    st.markdown(f"**{topic}**")
+                    for i, q in enumerate(questions):
+                        st.button(q, key=f"example-{topic}-{i}", on_click=ui.ask_later, args=(q,), type="tertiary",
+                                  wrap=True)
 
 
 examples(expanded=not turns and link is None)
@@ -69,7 +80,8 @@ earlier = st.container()
 current = st.container()
 shown = list(turns)
 
-typed = st.chat_input("Ask about US states and counties, e.g. “median rent by county in Arizona”", key="question")
+typed = st.chat_input("Ask about a state, county or city, e.g. “median rent by county in Arizona”, or name a "
+                      "place for its profile", key="question")
 question = typed if typed is not None else st.session_state.pop("pending_question", None)
 
 

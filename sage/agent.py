@@ -16,7 +16,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from . import db, execute, guard, querylog, significance, verified
+from . import db, execute, guard, narrate, profile, querylog, significance, verified
 from .answer import Answer
 from .catalog_index import loaded_table_ids
 from .census import periods
@@ -158,7 +158,8 @@ def ask(
                                                          (("acs_table",), _TOP_CATALOG)])
         answer.chunks = _context(found) + catalog
         timings["retrieve"] = _ms(t)
-        if not (use_verified and _from_library(answer, settings, progress, timings, context)):
+        if not (use_verified and _from_library(answer, settings, progress, timings, context)) and \
+                not (not context and _profile(answer, settings, progress, timings)):
             _loop(answer, planner, settings, progress, timings, context)
     except SageError as exc:
         answer.error = exc
@@ -244,6 +245,7 @@ def _loop(answer: Answer, planner: Planner, settings: Settings, progress: StageP
         answer.variables = _variables(settings, guarded.sql)
         _flag_label_changes(answer)
         _assess(answer, plan)
+        _describe(answer, settings, timings, plan.compare)
         return
     last = answer.attempts[-1].error if answer.attempts else "no plan"
     answer.error = PlanningError(
@@ -273,6 +275,55 @@ def _assess(answer: Answer, plan: Plan) -> None:
     found = significance.assess(result.columns, result.rows, compare, later=later, earlier=earlier)
     answer.significance = list(found.items)
     answer.significance_note = found.note
+
+
+def _describe(answer: Answer, settings: Settings, timings: dict, compare: str | None = None) -> None:
+    """The headline, the context and a profile's reading (:mod:`sage.narrate`); their time is ``context``."""
+    t = time.perf_counter()
+    try:
+        narrate.describe(answer, settings, compare=compare)
+    except Exception as exc:  # the words around an answer must never cost the user the answer itself
+        log.warning("could not write the headline or the context: %s", exc)
+    timings["context"] = _ms(t)
+
+
+def _profile(answer: Answer, settings: Settings, progress: StageProgress, timings: dict) -> bool:
+    """A place name asked alone ("Travis County, Texas", "Ohio"): its profile, whichever the planner — read by the
+    offline planner's parse (:mod:`sage.planner.offline.alone`), one statement per topic (:mod:`sage.profile`),
+    each through the guard and the read-only executor.  False when the question is not a place alone."""
+    from .planner.offline.alone import place_alone
+    from .planner.offline.catalog import load_catalog
+
+    t = time.perf_counter()
+    cat = load_catalog(settings)
+    place = place_alone(answer.question, cat, answer.chunks)
+    plan = profile.plan_for(place, cat) if place is not None else None
+    timings["plan"] += _ms(t)
+    if plan is None:
+        return False
+    answer.planner, answer.model = plan.planner, None
+    _take_plan(answer, plan)
+    results, shown = [], []
+    for sql in plan.statements:
+        progress("checking", {"attempt": 1})
+        t = time.perf_counter()
+        try:
+            guarded = guard.check(sql, max_rows=settings.max_rows)
+        finally:
+            timings["guard"] += _ms(t)
+        shown.append(guarded.sql)
+        answer.sql = ";\n\n".join(shown)
+        progress("running", {"attempt": 1, "sql": guarded.sql})
+        t = time.perf_counter()
+        try:
+            results.append(execute.run(guarded, settings))
+        finally:
+            timings["execute"] += _ms(t)
+    answer.result = profile.combine(results, cat)
+    answer.variables = _variables(settings, answer.sql)
+    _flag_label_changes(answer)
+    _describe(answer, settings, timings)
+    return True
 
 
 def _from_library(answer: Answer, settings: Settings, progress: StageProgress, timings: dict,
@@ -329,6 +380,7 @@ def _from_library(answer: Answer, settings: Settings, progress: StageProgress, t
         answer.variables = _variables(settings, guarded.sql)
         _flag_label_changes(answer)
         _note_older_period(answer, settings)
+        _describe(answer, settings, timings)
         return True
     return False
 
@@ -444,6 +496,7 @@ def run_sql(sql: str, settings: Settings, *, question: str = "", record: bool = 
         timings["execute"] = _ms(t)
         answer.variables = _variables(settings, guarded.sql)
         _flag_label_changes(answer)
+        _describe(answer, settings, timings)
     except SageError as exc:
         answer.error = exc
     timings["total"] = _ms(started)

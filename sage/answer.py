@@ -61,6 +61,15 @@ class Answer:
     #: ``ask --json``'s ``"significance"``), and a sentence on what could not be tested
     significance: list[dict[str, Any]] = field(default_factory=list)
     significance_note: str | None = None
+    #: the answer in one sentence (:mod:`sage.headline`: the figure, its margin, the period, or the gist of a
+    #: ranking, comparison or change); ``ask --json``'s ``"headline"``
+    headline: str | None = None
+    #: the place's figures beside its parents' (:mod:`sage.context`): ``[{"measure", "name", "level", "value",
+    #: "moe", "comparison", "significant", "z"}]``, and the one note on what has no parent figure
+    context: list[dict[str, Any]] = field(default_factory=list)
+    context_note: str | None = None
+    #: a place name asked alone: its profile (:meth:`sage.profile.Profile.to_dict`)
+    profile: dict[str, Any] | None = None
     suggestions: list[str] = field(default_factory=list)
     usage: dict[str, Any] = field(default_factory=dict)
     model: str | None = None
@@ -162,9 +171,15 @@ class Answer:
             usage=self.usage,
             significance=self.significance,
             verified=self.verified,
+            headline=self.headline,
+            context=self.context,
         )
         if self.significance_note:
             base["significance_note"] = self.significance_note
+        if self.context_note:
+            base["context_note"] = self.context_note
+        if self.profile is not None:
+            base["profile"] = self.profile
         return base
 
 

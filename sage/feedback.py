@@ -55,7 +55,7 @@ def rate(settings: Settings, question_id: int, rating: Rating, reason: str | Non
     if entry is None:
         raise verified.NotFoundError(f"There is no logged answer {question_id} to rate.")
     if rating == "up":
-        if entry.verified_id is None:
+        if entry.verified_id is None and entry.display_hint != "profile":  # a profile has nothing to verify
             verified.add(settings, question_id)
     else:
         verified.remove(settings, question_id)

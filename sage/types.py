@@ -16,8 +16,10 @@ ObjectType = Literal["table", "column", "variable", "acs_table"]
 OBJECT_TYPES: tuple[ObjectType, ...] = get_args(ObjectType)
 
 #: how an answer is best drawn; a planner only names one, ``sage.charts`` decides what can really be drawn
-DisplayHint = Literal["big", "statrow", "bar", "grouped", "map", "table"]
-DISPLAY_HINTS: tuple[DisplayHint, ...] = get_args(DisplayHint)
+#: ``profile``: every measure of one place, grouped by topic (a place name asked alone; :mod:`sage.profile`)
+DisplayHint = Literal["big", "statrow", "bar", "grouped", "map", "table", "profile"]
+#: the hints a planner may name (a profile is never planned: :mod:`sage.profile` makes it for a place name alone)
+DISPLAY_HINTS: tuple[DisplayHint, ...] = tuple(h for h in get_args(DisplayHint) if h != "profile")
 
 #: how a follow-up's reading starts its assumptions, in both planners ("Read as: median household income, ...")
 READ_AS = "Read as: "

@@ -150,6 +150,9 @@ def add(settings: Settings, question_id: int) -> VerifiedAnswer:
     if entry.outcome is not Outcome.ANSWERED or not entry.sql:
         raise QuestionError(f"Answer {question_id} has no result ({entry.outcome}), so there is nothing to verify: "
                             "only an answered question can be marked right.")
+    if entry.display_hint == "profile":  # several statements, made by sage.profile the same way every time
+        raise QuestionError(f"Answer {question_id} is a place's profile: it is built the same way for every place "
+                            "name, so there is nothing to verify (each of its measures' questions can be).")
     try:
         result = execute.run(guard.check(entry.sql, max_rows=settings.max_rows), settings)
     except GuardError as exc:

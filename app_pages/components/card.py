@@ -20,6 +20,7 @@ from sage.types import READ_AS
 
 from .errors import show_error
 from .fetching import fetch_action
+from .reading import headline_and_context, profile_view, sql_box
 from .text import SOURCE, bullets, md
 from .turns import TIMING_NAMES, Turn, ask_later, chart_spec, new_turn, timings
 
@@ -78,7 +79,12 @@ def _answered(turn: Turn, answer: Answer, result: Result, key: str) -> None:
     spec = chart_spec(turn)
     assert spec is not None  # an answered turn always has one
     name = _file_name(turn.question)
-    if spec.wide and spec.chart is not None and result.row_count:
+    headline_and_context(answer)  # the answer in words first, above the chart
+    if answer.profile is not None:
+        _profile(answer)
+        with st.expander(f"Data · {result.row_count:,} rows", icon=":material/table_view:"):
+            _table(result, key, name)
+    elif spec.wide and spec.chart is not None and result.row_count:
         # panels side by side need the card's width; the assumptions and the SQL go below them
         _view(answer, result, spec, key, name)
         left, right = st.columns([5, 4], gap="large")
@@ -134,6 +140,16 @@ def _view(answer: Answer, result: Result, spec: ChartSpec, key: str, name: str) 
         )
 
 
+def _profile(answer: Answer) -> None:
+    """A place's profile takes the card's width; the assumptions and the SQL go below it."""
+    profile_view(answer, app_url(), None)
+    left, right = st.columns([5, 4], gap="large")
+    with left:
+        _assumptions(answer)
+    with right:
+        _sql(answer)
+
+
 def _assumptions(answer: Answer) -> None:
     if _rest(answer.assumptions):
         st.markdown("**Assumptions**\n" + bullets(_rest(answer.assumptions)))
@@ -141,7 +157,7 @@ def _assumptions(answer: Answer) -> None:
 
 def _sql(answer: Answer) -> None:
     st.markdown("**SQL**")
-    st.code(answer.sql, language="sql", wrap_lines=True)  # the guard's own layout of what ran
+    sql_box(answer.sql)  # the guard's own layout of what ran, in a box of bounded height
 
 
 def _reading(answer: Answer, result: Result, spec: ChartSpec) -> None:

@@ -27,7 +27,7 @@ STAGES = {
 }
 #: (timing key, name shown), in pipeline order
 TIMING_NAMES = (("retrieve", "retrieve"), ("verified", "verified answers"), ("plan", "plan"), ("guard", "check"),
-                ("execute", "run"), ("draw", "draw"), ("total", "total"))
+                ("execute", "run"), ("context", "context"), ("draw", "draw"), ("total", "total"))
 
 
 @dataclass

@@ -54,10 +54,10 @@ def build(
     """
     hint = (hint or "table").lower()
     frame = to_frame(result_columns, rows)
+    if hint in ("table", "profile"):  # a profile is drawn by the card from sage.profile, its rows as the table
+        return ChartSpec("table", hint)
     if hint not in DISPLAY_HINTS:
         return ChartSpec("table", hint, fallback_reason=f"Unknown display hint {hint!r}: showing the table.")
-    if hint == "table":
-        return ChartSpec("table", hint)
     if frame.empty:
         return ChartSpec("table", hint, fallback_reason="The query returned no rows, so there is nothing to draw.")
     change, difference = change_of(list(frame.columns)), difference_of(list(frame.columns))

@@ -38,6 +38,9 @@ class Plan:
     periods: tuple[str, ...] = ()
     #: the words of the question nothing read (the offline planner's word ledger): never answered around them
     unread: tuple[str, ...] = ()
+    #: several statements that answer together (a place's profile, one per topic): each goes through the guard
+    #: and the read-only role on its own; ``sql`` is them joined, for reading
+    statements: tuple[str, ...] = ()
 
     @property
     def declined(self) -> bool:

@@ -170,7 +170,7 @@ def split_context(question: str) -> tuple[str, str]:
                       r"tell)\b)", ask, re.IGNORECASE)
     # "US total population: give the change ...": a short label before the colon is the subject, not a preamble
     label = ask[: colon.start()] if colon else ""
-    dash = bool(colon) and ":" not in ask[colon.start():colon.end()]
+    dash = colon is not None and ":" not in colon.group(0)
     if colon and colon.start() > 0 and (len(label.split()) > 3 or re.match(
             r"(for|in|on|as|to|from|with|about|re|hi|hey|ok|okay|so|quick|i|we|my|our)\b", label, re.IGNORECASE)) \
             and not (dash and re.search(r"\b(need|want|give|show|list|which|what|how|tell|compare|rank|pull|swap|"
