@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from ....census.periods import newest_pair
 from ....census.semantic import Measure
 from ....text import normalize, overlaps
 from ..catalog import Catalog
@@ -127,8 +128,10 @@ def read_periods(p: Parse, cat: Catalog, context: str = "") -> None:
     if decade:
         raise Decline(f"“{p.tc[decade.start():decade.end()]}”: the periods loaded are five years apart "
                       f"({join_words(_loaded(measures, cat))}), so a ten-year change is not in the data; ask for the "
-                      "change from 2014-2018 to 2019-2023, or load the 2009-2013 period with `python -m sage census "
-                      "fetch --vintage 2013` (needs a Census API key).", _suggest(p, cat, measures))
+                      "change from {} to {}, or load the {}-{} period with `python -m sage census fetch --vintage "
+                      "{}` (needs a Census API key).".format(*_pair_words(measures, cat), _ten_before(measures, cat) - 4,
+                                                           _ten_before(measures, cat), _ten_before(measures, cat)),
+                      _suggest(p, cat, measures))
 
     periods: list[str] = [f"{a}-{b}" for a, b, _ in sorted(years_said)]
     for a, b, span in years_said:
@@ -220,13 +223,21 @@ def _ending_in(year: int, measures: Sequence[Measure], cat: Catalog) -> str | No
 
 
 def _latest_pair(measures: Sequence[Measure], cat: Catalog) -> list[str]:
-    """The latest period and the latest one before it that does not overlap it, or [] when there is none."""
-    loaded = _loaded(measures, cat)
-    if not loaded:
-        return []
-    latest = loaded[-1]
-    earlier = [x for x in loaded if int(x[-4:]) <= int(latest[:4]) - 1]
-    return [earlier[-1], latest] if earlier else []
+    """The latest period and the latest one before it that does not overlap it, or [] when there is none (the
+    rule of :func:`sage.census.periods.newest_pair`, one home for it)."""
+    pair = newest_pair(_loaded(measures, cat))
+    return list(pair) if pair else []
+
+
+def _ten_before(measures: Sequence[Measure], cat: Catalog) -> int:
+    """The end year of the period ten years before the latest one (2013 on the shipped data)."""
+    return int((_latest(measures, cat) or "2019-2023")[-4:]) - 10
+
+
+def _pair_words(measures: Sequence[Measure], cat: Catalog) -> tuple[str, str]:
+    """The two periods a change compares, as words for a decline ("2014-2018", "2019-2023" on the shipped data)."""
+    pair = _latest_pair(measures, cat)
+    return (pair[0], pair[1]) if pair else ("2014-2018", "2019-2023")
 
 
 def _tables(measures: Sequence[Measure]) -> list[str]:
@@ -242,8 +253,9 @@ def _no_year(p: Parse, cat: Catalog, measures: Sequence[Measure], year: int, cha
     if year < 2009:
         return Decline(f"“{year}”: the ACS 5-year estimates begin with 2005-2009, and the data has no decennial "
                        f"census figures; {have}.", _suggest(p, cat, measures))
-    if year > 2023:
-        return Decline(f"“{year}”: the latest ACS 5-year period published is 2019-2023; the data has no later "
+    latest = _latest(measures, cat) or "2019-2023"
+    if year > int(latest[-4:]):
+        return Decline(f"“{year}”: the latest ACS 5-year period loaded is {latest}; the data has no later "
                        "figures and makes no forecasts.", _suggest(p, cat, measures))
     tables = _tables(measures)
     command = f"python -m sage census fetch --vintage {year} --tables {','.join(tables)}"
@@ -261,7 +273,7 @@ def _check_pair(p: Parse, cat: Catalog, measures: Sequence[Measure], periods: li
         shared = int(early[-4:]) - int(late[:4]) + 1
         raise Decline(f"{early} and {late} overlap: they share {shared} of their five years of survey responses, "
                       "so their difference is not a change over time (the Census Bureau advises comparing only "
-                      "periods that do not overlap). Compare 2014-2018 with 2019-2023 instead.",
+                      "periods that do not overlap). Compare {} with {} instead.".format(*_pair_words(measures, cat)),
                       _suggest(p, cat, measures, change=True))
 
 
