@@ -129,8 +129,9 @@ def read_periods(p: Parse, cat: Catalog, context: str = "") -> None:
         raise Decline(f"“{p.tc[decade.start():decade.end()]}”: the periods loaded are five years apart "
                       f"({join_words(_loaded(measures, cat))}), so a ten-year change is not in the data; ask for the "
                       "change from {} to {}, or load the {}-{} period with `python -m sage census fetch --vintage "
-                      "{}` (needs a Census API key).".format(*_pair_words(measures, cat), _ten_before(measures, cat) - 4,
-                                                           _ten_before(measures, cat), _ten_before(measures, cat)),
+                      "{}` (needs a Census API key).".format(*_pair_words(measures, cat),
+                                                           _ten_before(measures, cat) - 4, _ten_before(measures, cat),
+                                                           _ten_before(measures, cat)),
                       _suggest(p, cat, measures))
 
     periods: list[str] = [f"{a}-{b}" for a, b, _ in sorted(years_said)]
