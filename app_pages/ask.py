@@ -74,7 +74,10 @@ question = typed if typed is not None else st.session_state.pop("pending_questio
 
 
 def answer(text: str, asker: Planner) -> None:
-    """Ask ``text`` as the next turn of the conversation and draw it."""
+    """Ask ``text`` as the next turn of the conversation and draw it (unless the session asked too many questions
+    in the last minute: SAGE_MAX_QUESTIONS_PER_MINUTE)."""
+    if not ui.question_allowed(settings):
+        return
     context, parent_id, questions = ui.conversation(turns)
     with st.chat_message("user", avatar=":material/person:"):
         st.markdown(ui.md(text))

@@ -1,18 +1,21 @@
-"""Status: the database (never a password), the tables and vintages, the retrieval index (with a rebuild button),
-its catalog part (how many ACS tables that are not loaded are indexed, and whether that runs), a table being loaded,
-and the planner settings (never a secret)."""
+"""Status: the database (never a password), the tables and vintages, the retrieval index (with a rebuild button, for
+curators), its catalog part (how many ACS tables that are not loaded are indexed, and whether that runs), a table
+being loaded, Claude's daily token budget, and the planner settings (never a secret)."""
 
 from dataclasses import asdict
 
 import streamlit as st
 
 from app_pages import components as ui
+from sage import limits, roles
 from sage.catalog_index import CatalogStatus, start_background_build
 from sage.census.fetch_job import current_fetch
 from sage.errors import SageError
+from sage.roles import Action
 from sage.status import status
 
 settings = ui.settings_or_stop()
+curator = ui.may(settings, Action.REBUILD_INDEX)
 st.title("Status")
 
 
@@ -37,9 +40,29 @@ def catalog_section(catalog: CatalogStatus | None) -> None:
     if not catalog.complete and not catalog.building:
         if catalog.mode == "off":
             st.caption("Background indexing is off (SAGE_CATALOG_INDEX=off): run python -m sage index --catalog.")
-        if st.button("Index the catalog now", icon=":material/playlist_add:", key="status-catalog"):
+        if curator and st.button("Index the catalog now", icon=":material/playlist_add:", key="status-catalog"):
+            roles.require(ui.role(settings), Action.REBUILD_INDEX)
             start_background_build(settings, force=True)
             st.rerun()
+
+
+def budget_section() -> None:
+    """Claude's tokens today against SAGE_CLAUDE_DAILY_TOKENS, and what happens past it."""
+    st.subheader("Claude's daily budget", anchor=False)
+    try:
+        budget = limits.budget(settings)
+    except SageError as exc:
+        ui.show_error(exc)
+        return
+    if budget.cap is None:
+        st.caption(ui.md(f"{budget.used:,} Claude tokens spent today (UTC); no daily cap (SAGE_CLAUDE_DAILY_TOKENS)."))
+    elif budget.spent:
+        st.warning(ui.md(f"Claude's daily budget is spent: {budget.used:,} of {budget.cap:,} tokens today (UTC). "
+                         "Claude is not called until tomorrow; the offline planner answers, and each answer says "
+                         "so."), icon=":material/savings:")
+    else:
+        st.progress(min(1.0, budget.used / budget.cap) if budget.cap else 1.0,
+                    text=ui.md(f"{budget.used:,} of {budget.cap:,} Claude tokens spent today (UTC)"))
 
 
 try:
@@ -75,9 +98,10 @@ with right:
     st.subheader("Retrieval index", anchor=False)
     index = info.index
     st.markdown(ui.md(f"{index.chunks:,} chunks embedded with {index.model or 'no model'}"))
-    if st.button("Rebuild the index", icon=":material/refresh:", key="status-rebuild"):
+    if curator and st.button("Rebuild the index", icon=":material/refresh:", key="status-rebuild"):
         from sage.index import index_schema
 
+        roles.require(ui.role(settings), Action.REBUILD_INDEX)
         with st.status("Rebuilding the retrieval index…", expanded=True) as box:
             bar = box.progress(0.0)
 
@@ -96,6 +120,7 @@ with right:
     job = current_fetch()
     if job is not None and job.running:
         st.info(ui.md(f"Loading {job.described} ({job.step}, {job.seconds:.0f} s)."), icon=":material/download:")
+    budget_section()
     st.subheader("Planner settings", anchor=False)
     st.caption("Secrets are shown only as set or not set.")
     st.json(settings.public(), expanded=True)
