@@ -91,6 +91,7 @@ def question_allowed(settings: Settings) -> bool:
 def _sign_in(settings: Settings) -> None:
     """Form callback: try the password (it is never logged, echoed or kept: the form clears the field)."""
     given = st.session_state.get("curator-password", "")
+    st.session_state["curator-password"] = ""  # not kept in the session, never sent back to the browser
     gate = st.session_state.get(_GATE)
     if not isinstance(gate, roles.SignInGate):
         gate = st.session_state[_GATE] = roles.SignInGate()
