@@ -89,7 +89,7 @@ def link_of(entry: LogEntry) -> str | None:
 def show_entry(entry: LogEntry, depth: int, pending) -> None:
     when = entry.created_at.strftime("%Y-%m-%d %H:%M") if entry.created_at else ""
     arrow = "↳ " if depth else ""
-    title = ui.md(f"{arrow}{entry.question[:120]} · {entry.outcome} · {entry.planner} · {when}")
+    title = arrow + ui.plain(entry.question[:120]) + ui.md(f" · {entry.outcome} · {entry.planner} · {when}")
     expanded = entry.id in runs or (pending is not None and pending[0] == entry.id)
     with st.expander(title, expanded=expanded, icon=ICONS.get(entry.outcome, ":material/chat:")):
         if entry.followup:
@@ -188,10 +188,10 @@ def proposals_section() -> None:
     if not waiting:
         st.caption("No proposals: a visitor's thumbs up appears here until a curator verifies or rejects it.")
     for p in waiting:
-        with st.container(border=True):
-            st.markdown(f":material/thumb_up: **{ui.md(p.question[:200])}**")
+        with st.container(border=True, key=f"proposal-{p.question_id}"):
+            st.markdown(f":material/thumb_up: **{ui.plain(p.question[:200])}**")
             if p.reading != p.question:
-                st.markdown(f"**Read as:** {ui.md(p.reading[:200])}")
+                st.markdown(f"**Read as:** {ui.plain(p.reading[:200])}")
             who = ":material/edit: **Edited SQL** (a visitor wrote it: check it with care)" if p.edited \
                 else ui.md(f"SQL by {p.who}")
             st.caption(f"{who} · " + ui.md(f"answer #{p.question_id} · proposed {p.proposed_at:%Y-%m-%d %H:%M}"))
@@ -221,15 +221,15 @@ def marked_wrong_section() -> None:
         st.info("Nothing marked wrong.", icon=":material/thumb_up:")
     for item in downs:
         with st.container(border=True):
-            st.markdown(f":material/thumb_down: **{ui.md(item.question[:200])}**")
-            st.markdown(ui.md(item.reason or "(no reason given)"))
+            st.markdown(f":material/thumb_down: **{ui.plain(item.question[:200])}**")
+            st.markdown(ui.plain(item.reason) if item.reason else "(no reason given)")
             st.caption(ui.md(f"answer #{item.question_id} · {item.created_at:%Y-%m-%d %H:%M}"))
             if item.sql:
                 st.code(item.sql, language="sql", wrap_lines=True)
     for v in flagged:
         with st.container(border=True):
-            st.markdown(f":material/flag: **Verified answer flagged:** {ui.md(v.question[:200])}")
-            st.markdown(ui.md(v.invalid_reason or ""))
+            st.markdown(f":material/flag: **Verified answer flagged:** {ui.plain(v.question[:200])}")
+            st.markdown(ui.plain(v.invalid_reason or ""))
             when = v.invalidated_at.strftime("%Y-%m-%d %H:%M") if v.invalidated_at else ""
             st.caption(ui.md(f"entry {v.id} · from answer #{v.question_id} · flagged {when}"))
             if v.question_id is not None:

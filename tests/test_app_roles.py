@@ -108,3 +108,13 @@ def test_a_replayed_remove_click_from_a_visitor_is_refused(curator_app, clean):
     assert not at.exception, at.exception
     assert [v.id for v in verified.listing(s)] == [entry.id], "still in the library"
     assert any("Only a curator removes" in w.value.replace("\\", "") for w in at.warning)
+
+
+def test_what_users_typed_is_shown_as_text_never_as_a_link():
+    from app_pages.components.text import plain
+
+    raw = "<b>x</b> [a](http://127.0.0.1:9/x) https://example.org www.example.org eve@example.org"
+    shown = plain(raw)
+    for link in ("http://", "https://", "www.", "@example"):
+        assert link not in shown.replace("\\", "")
+    assert shown.replace("\\", "").replace("\u2060", "") == raw, "the very text, with invisible joiners"

@@ -18,10 +18,10 @@ from .errors import show_error
 from .fetching import fetch_action, fetch_notice
 from .resources import ensure_ready, get_planner, get_settings, settings_or_stop
 from .session import may, question_allowed, role, session_id, take_question
-from .text import SOURCE, bullets, md
+from .text import SOURCE, bullets, md, plain
 from .turns import Turn, ask_later, conversation, new_conversation, new_turn, run_with_status
 
 __all__ = ["SOURCE", "Turn", "answer_card", "app_url", "ask_later", "bullets", "conversation", "ensure_ready",
            "fetch_action", "fetch_notice", "get_planner", "get_settings", "md", "new_conversation", "new_turn",
-           "may", "question_allowed", "role", "run_with_status", "session_id", "settings_or_stop", "show_error",
-           "take_question"]
+           "may", "plain", "question_allowed", "role", "run_with_status", "session_id", "settings_or_stop",
+           "show_error", "take_question"]
