@@ -89,7 +89,7 @@ def link_of(entry: LogEntry) -> str | None:
 def show_entry(entry: LogEntry, depth: int, pending) -> None:
     when = entry.created_at.strftime("%Y-%m-%d %H:%M") if entry.created_at else ""
     arrow = "↳ " if depth else ""
-    title = arrow + ui.plain(entry.question[:120]) + ui.md(f" · {entry.outcome} · {entry.planner} · {when}")
+    title = f"{arrow}{ui.plain(entry.question[:120])} · " + ui.md(f"{entry.outcome} · {entry.planner} · {when}")
     expanded = entry.id in runs or (pending is not None and pending[0] == entry.id)
     with st.expander(title, expanded=expanded, icon=ICONS.get(entry.outcome, ":material/chat:")):
         if entry.followup:
@@ -199,7 +199,7 @@ def proposals_section() -> None:
             if p.guard_error:
                 st.warning(ui.md(f"The SQL guard refuses this SQL now, so it cannot be verified: {p.guard_error}"),
                            icon=":material/shield:")
-            left, right = st.columns([1, 1])
+            left, right, _ = st.columns([1, 1, 5])
             left.button("Verify", key=f"proposal-accept-{p.question_id}", type="primary", icon=":material/verified:",
                         on_click=accept, args=(p.question_id,), disabled=p.guard_error is not None)
             right.button("Reject", key=f"proposal-reject-{p.question_id}", icon=":material/block:",
