@@ -78,7 +78,7 @@ def test_two_app_processes_on_one_database_answer_and_verify_together(database, 
         waiting = [p for p in review.proposals(settings, role=Role.CURATOR) if p.question == TRAVIS]
         assert waiting, "process 1's proposal is in the shared database"
         item = curator.locator(f".st-key-proposal-{waiting[0].question_id}")
-        expect(item).to_be_visible()
+        expect(item).to_be_visible(timeout=30_000)
         item.get_by_role("button", name="Verify").click()
         expect(curator.get_by_text("Verified: answer", exact=False)).to_be_visible(timeout=30_000)
 

@@ -10,6 +10,7 @@ SAGE_MAX_QUESTIONS_PER_MINUTE is told to wait; a feedback reason with markup is 
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -64,14 +65,32 @@ def visitor(browser):
 
 
 def sign_in(page, password: str) -> None:
-    """The sidebar's "Curator sign-in": the password, then "Sign in"."""
+    """The sidebar's "Curator sign-in": the password, then "Sign in" (pressed again if the first press was lost: the
+    form empties its field when it is sent); returns once the page is idle again."""
     sidebar = page.locator('[data-testid="stSidebar"]')
     field = sidebar.get_by_label("Curator password")
     if not field.is_visible():
         sidebar.get_by_text("Curator sign-in").click()
     field.fill(password)
-    sidebar.get_by_role("button", name="Sign in").click()
+    button = sidebar.get_by_role("button", name="Sign in")
+    button.click()
+    signed_in = sidebar.get_by_text("Curator", exact=True)
+    deadline = time.monotonic() + 30
+    pressed_again = False
+    while not (signed_in.is_visible() or _emptied(field)):
+        assert time.monotonic() < deadline, "the sign-in form was not sent"
+        if not pressed_again and time.monotonic() > deadline - 20:
+            button.click()
+            pressed_again = True
+        time.sleep(0.2)
     wait_idle(page)
+
+
+def _emptied(field) -> bool:
+    try:
+        return field.is_visible() and field.input_value(timeout=1000) == ""
+    except Exception:  # detached meanwhile: the page was redrawn
+        return False
 
 
 def go(page, name: str) -> None:
@@ -119,7 +138,7 @@ def test_a_visitors_edited_and_liked_answer_never_reaches_another_visitor(browse
     assert served.get_by_text("marked right", exact=False).count() == 0
 
     go(b, "History")
-    expect(b.get_by_text(re.compile(r"^what is the population of ohio")).first).to_be_visible()
+    expect(b.get_by_text(re.compile(r"^what is the population of ohio")).first).to_be_visible(timeout=30_000)
     assert b.get_by_text(re.compile(r"What is the population of Ohio\?")).count() == 0, "A's question"
     assert b.get_by_role("tab", name="To review").count() == 0
     no_exception(a)
@@ -137,16 +156,16 @@ def test_a_curator_signs_in_verifies_a_proposal_and_a_visitor_is_then_served_it(
     curator = visitor(browser)
     sign_in(curator, "not it")
     sidebar = curator.locator('[data-testid="stSidebar"]')
-    expect(sidebar.get_by_text("Wrong password (4 tries left before a pause)")).to_be_visible()
+    expect(sidebar.get_by_text("Wrong password (4 tries left before a pause)")).to_be_visible(timeout=30_000)
     expect(sidebar.get_by_label("Curator password")).to_have_value("")
     sign_in(curator, PASSWORD)
-    expect(sidebar.get_by_text("Curator", exact=True)).to_be_visible()
+    expect(sidebar.get_by_text("Curator", exact=True)).to_be_visible(timeout=30_000)
 
     go(curator, "History")
     curator.get_by_role("tab", name="To review").click()
     waiting = {p.question: p for p in review.proposals(settings, role=Role.CURATOR)}
     travis = curator.locator(f".st-key-proposal-{waiting[TRAVIS].question_id}")
-    expect(travis).to_be_visible()
+    expect(travis).to_be_visible(timeout=30_000)
     expect(travis).to_contain_text("SQL by the offline planner")
     edited = curator.locator(f".st-key-proposal-{waiting[OHIO].question_id}")  # test 1's, an edited SQL
     expect(edited).to_contain_text("Edited SQL")
@@ -186,7 +205,7 @@ def test_the_fetch_button_is_absent_for_visitors_and_present_for_curators(browse
     curator = visitor(browser)
     sign_in(curator, PASSWORD)
     offered, _seconds = ask(curator, HOMEOWNERSHIP)
-    expect(offered.get_by_role("button", name=label)).to_be_visible()
+    expect(offered.get_by_role("button", name=label)).to_be_visible(timeout=30_000)
     no_exception(b)
     no_exception(curator)
 
@@ -228,7 +247,7 @@ def test_a_feedback_reason_with_markup_is_shown_as_text(browser, settings):
     go(curator, "History")
     curator.get_by_role("tab", name="To review").click()
     shown = curator.get_by_text("<b>bold</b> [link](http", exact=False).first
-    expect(shown).to_be_visible()
+    expect(shown).to_be_visible(timeout=30_000)
     panel = curator.get_by_role("tabpanel")
     assert panel.locator("b", has_text="bold").count() == 0 and panel.locator('a[href*="127.0.0.1:9"]').count() == 0
     no_exception(curator)
