@@ -11,11 +11,13 @@ setup check and its sidebar.
 import streamlit as st
 
 from app_pages import components as ui
+from app_pages.components.session import sidebar as sidebar_role
 from sage.settings import Settings
 
 
 def sidebar(settings: Settings) -> None:
-    """The planner indicator (and how to enable Claude), on every page."""
+    """The planner indicator (and how to enable Claude), and the session's role with the curator sign-in, on every
+    page."""
     with st.sidebar:
         st.markdown("**Planner**")
         if settings.effective_planner == "claude":
@@ -28,6 +30,7 @@ def sidebar(settings: Settings) -> None:
                 "set ANTHROPIC\\_API\\_KEY in the environment or in .streamlit/secrets.toml and restart the app."
             )
         st.caption(f"Data: {ui.SOURCE}.")
+        sidebar_role(settings)
 
 
 st.set_page_config(

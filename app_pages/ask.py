@@ -86,10 +86,13 @@ question = typed if typed is not None else st.session_state.pop("pending_questio
 
 
 def answer(text: str, asker: Planner) -> None:
-    """Ask ``text`` as the next turn of the conversation and draw it."""
+    """Ask ``text`` as the next turn of the conversation and draw it (unless the session asked too many questions
+    in the last minute: SAGE_MAX_QUESTIONS_PER_MINUTE)."""
+    if not ui.question_allowed(settings):
+        return
     context, parent_id, questions = ui.conversation(turns)
     with st.chat_message("user", avatar=":material/person:"):
-        st.markdown(ui.md(text))
+        st.markdown(ui.plain(text))
     with st.chat_message("assistant", avatar=":material/query_stats:"):
         turn = ui.run_with_status(text, settings, asker, context=context, parent_id=parent_id, earlier=questions)
         turns.append(turn)
@@ -128,7 +131,7 @@ with earlier:
     for turn in shown:
         with st.chat_message("user", avatar=":material/person:"):
             label = "Edited SQL for: " if turn.kind == "sql" else ""
-            st.markdown(f"{label}{ui.md(turn.question)}")
+            st.markdown(f"{label}{ui.plain(turn.question)}")
         with st.chat_message("assistant", avatar=":material/query_stats:"):
             ui.answer_card(turn, settings)
 

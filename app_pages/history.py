@@ -1,27 +1,46 @@
-"""History: every question asked (the ``sage.questions`` log), newest first, as conversations — a follow-up under
-the question it follows — to filter, re-run, link to and check; the thumbs-down reasons and the flagged verified
-answers to review; the verified-answer library."""
+"""History: the questions asked (the ``sage.questions`` log), newest first, as conversations — a follow-up under
+the question it follows — to filter, re-run, link to and check; for curators, what to review (visitors' proposals,
+with one click to verify, the thumbs-down reasons and the flagged verified answers); the verified-answer library.
+
+A visitor sees the questions of their own session; a curator sees everyone's (``sage.roles``).  Every curator
+action here is checked again where it runs (``sage.review``, ``sage.verified``), not only by hiding its button."""
 
 from collections import defaultdict
 
 import streamlit as st
 
 from app_pages import components as ui
-from sage import feedback, links, querylog, verified
+from sage import feedback, links, querylog, review, verified
 from sage.agent import run_sql
 from sage.errors import SageError
 from sage.querylog import LogEntry
+from sage.roles import Action, may
 from sage.types import READ_AS
 
 settings = ui.settings_or_stop()
 planner, planner_error = ui.get_planner(settings)
 runs = st.session_state.setdefault("history_runs", {})
+role = ui.role(settings)
+curator = may(role, Action.ALL_HISTORY)
 
 st.title("History")
-st.caption("Every question asked here or with the CLI, with the SQL that answered it; a follow-up is shown under "
-           "the question it follows. Re-run one to see its card, or copy its link.")
+if curator:
+    st.caption("Every question asked here (by every session) or with the CLI, with the SQL that answered it; a "
+               "follow-up is shown under the question it follows. Re-run one to see its card, or copy its link.")
+else:
+    st.caption("The questions you asked in this session, with the SQL that answered them; a follow-up is shown "
+               "under the question it follows. Re-run one to see its card, or copy its link (it reproduces the "
+               "answer anywhere).")
+notice = st.session_state.pop("history_notice", None)
+if isinstance(notice, SageError):
+    ui.show_error(notice)
+elif notice:
+    st.success(ui.md(str(notice)), icon=":material/verified:")
 
-questions_tab, review_tab, verified_tab = st.tabs(["Questions", "To review", "Verified answers"])
+tab_names = ["Questions", "To review", "Verified answers"] if may(role, Action.REVIEW) else \
+    ["Questions", "Verified answers"]
+tabs = dict(zip(tab_names, st.tabs(tab_names), strict=True))
+questions_tab, verified_tab, review_tab = tabs["Questions"], tabs["Verified answers"], tabs.get("To review")
 ICONS = {"answered": ":material/check_circle:", "declined": ":material/help:", "failed": ":material/error:"}
 
 
@@ -70,7 +89,7 @@ def link_of(entry: LogEntry) -> str | None:
 def show_entry(entry: LogEntry, depth: int, pending) -> None:
     when = entry.created_at.strftime("%Y-%m-%d %H:%M") if entry.created_at else ""
     arrow = "↳ " if depth else ""
-    title = ui.md(f"{arrow}{entry.question[:120]} · {entry.outcome} · {entry.planner} · {when}")
+    title = f"{arrow}{ui.plain(entry.question[:120])} · " + ui.md(f"{entry.outcome} · {entry.planner} · {when}")
     expanded = entry.id in runs or (pending is not None and pending[0] == entry.id)
     with st.expander(title, expanded=expanded, icon=ICONS.get(entry.outcome, ":material/chat:")):
         if entry.followup:
@@ -98,9 +117,9 @@ def show_entry(entry: LogEntry, depth: int, pending) -> None:
         st.button("Re-run", key=f"history-rerun-{entry.id}", icon=":material/replay:",
                   on_click=rerun, args=(entry.id, entry.question, entry.sql if edited else None, entry.parent_id),
                   disabled=planner is None and not edited)
-        if pending is not None and pending[0] == entry.id:
+        if pending is not None and pending[0] == entry.id and ui.question_allowed(settings):
             if pending[2]:
-                answer = run_sql(pending[2], settings, question=pending[1])
+                answer = run_sql(pending[2], settings, question=pending[1], session_id=ui.session_id())
                 runs[entry.id] = ui.new_turn(pending[1], answer, kind="sql")
             elif planner is not None:  # a follow-up is asked again in its conversation
                 context = querylog.thread(settings, pending[3]) if pending[3] is not None else []
@@ -115,8 +134,8 @@ with questions_tab:
     search = search_col.text_input("Filter", placeholder="words in the question or the SQL", key="history-search")
     outcome = outcome_col.selectbox("Outcome", ["all", "answered", "declined", "failed"], key="history-outcome")
     try:
-        entries = querylog.recent(settings, limit=50, search=search.strip() or None,
-                                  outcome=None if outcome == "all" else outcome)
+        entries = querylog.recent_for(settings, role, ui.session_id(), limit=50, search=search.strip() or None,
+                                      outcome=None if outcome == "all" else outcome)
     except SageError as exc:
         ui.show_error(exc)
         st.stop()
@@ -134,48 +153,126 @@ with questions_tab:
                 else:
                     show_entry(entry, depth, pending)
 
-with review_tab:
+
+def accept(question_id: int) -> None:
+    """Button callback: verify a proposal, as the session's role now (checked again in sage.review)."""
+    try:
+        entry = review.accept(settings, question_id, role=ui.role(settings), reviewer="a curator (app)")
+    except SageError as exc:
+        st.session_state["history_notice"] = exc
+        return
+    st.session_state["history_notice"] = (f"Verified: answer #{question_id} is in the verified answers as entry "
+                                          f"{entry.id}; questions that mean the same are now answered with it.")
+
+
+def reject(question_id: int) -> None:
+    """Button callback: take a proposal off the list (checked again in sage.review)."""
+    try:
+        done = review.reject(settings, question_id, role=ui.role(settings), reviewer="a curator (app)")
+    except SageError as exc:
+        st.session_state["history_notice"] = exc
+        return
+    st.session_state["history_notice"] = (f"Rejected the proposal of answer #{question_id}." if done
+                                          else f"Answer #{question_id} was no longer waiting for review.")
+
+
+def proposals_section() -> None:
+    """The visitors' thumbs up waiting for a curator: the question, its reading, the SQL and who wrote it, with
+    one click to verify."""
+    st.subheader("Proposed for the verified answers", anchor=False)
+    try:
+        waiting = review.proposals(settings, role=role, limit=50)
+    except SageError as exc:
+        ui.show_error(exc)
+        return
+    if not waiting:
+        st.caption("No proposals: a visitor's thumbs up appears here until a curator verifies or rejects it.")
+    for p in waiting:
+        with st.container(border=True, key=f"proposal-{p.question_id}"):
+            st.markdown(f":material/thumb_up: **{ui.plain(p.question[:200])}**")
+            if p.reading != p.question:
+                st.markdown(f"**Read as:** {ui.plain(p.reading[:200])}")
+            who = ":material/edit: **Edited SQL** (a visitor wrote it: check it with care)" if p.edited \
+                else ui.md(f"SQL by {p.who}")
+            st.caption(f"{who} · " + ui.md(f"answer #{p.question_id} · proposed {p.proposed_at:%Y-%m-%d %H:%M}"))
+            st.code(p.sql, language="sql", wrap_lines=True)
+            if p.guard_error:
+                st.warning(ui.md(f"The SQL guard refuses this SQL now, so it cannot be verified: {p.guard_error}"),
+                           icon=":material/shield:")
+            left, right, _ = st.columns([1, 1, 5])
+            left.button("Verify", key=f"proposal-accept-{p.question_id}", type="primary", icon=":material/verified:",
+                        on_click=accept, args=(p.question_id,), disabled=p.guard_error is not None)
+            right.button("Reject", key=f"proposal-reject-{p.question_id}", icon=":material/block:",
+                         on_click=reject, args=(p.question_id,))
+
+
+def marked_wrong_section() -> None:
+    st.subheader("Marked wrong, and flagged verified answers", anchor=False)
     st.caption("Answers marked wrong (thumbs down), with the reason given, and verified answers that were flagged: "
                "their SQL no longer passes the guard or no longer runs, or a user marked an answer they served "
                "wrong. A flagged verified answer is never served; verify the answer again once it is fixed.")
     try:
-        downs = feedback.recent(settings, limit=50)
+        downs = feedback.recent(settings, role=role, limit=50)
         flagged = verified.listing(settings, invalid_only=True, limit=50)
     except SageError as exc:
         ui.show_error(exc)
         downs, flagged = [], []
     if not downs and not flagged:
-        st.info("Nothing to review.", icon=":material/thumb_up:")
+        st.info("Nothing marked wrong.", icon=":material/thumb_up:")
     for item in downs:
         with st.container(border=True):
-            st.markdown(f":material/thumb_down: **{ui.md(item.question[:200])}**")
-            st.markdown(ui.md(item.reason or "(no reason given)"))
+            st.markdown(f":material/thumb_down: **{ui.plain(item.question[:200])}**")
+            st.markdown(ui.plain(item.reason) if item.reason else "(no reason given)")
             st.caption(ui.md(f"answer #{item.question_id} · {item.created_at:%Y-%m-%d %H:%M}"))
             if item.sql:
                 st.code(item.sql, language="sql", wrap_lines=True)
     for v in flagged:
         with st.container(border=True):
-            st.markdown(f":material/flag: **Verified answer flagged:** {ui.md(v.question[:200])}")
-            st.markdown(ui.md(v.invalid_reason or ""))
+            st.markdown(f":material/flag: **Verified answer flagged:** {ui.plain(v.question[:200])}")
+            st.markdown(ui.plain(v.invalid_reason or ""))
             when = v.invalidated_at.strftime("%Y-%m-%d %H:%M") if v.invalidated_at else ""
             st.caption(ui.md(f"entry {v.id} · from answer #{v.question_id} · flagged {when}"))
+            if v.question_id is not None:
+                st.button("Verify again", key=f"flagged-verify-{v.id}", icon=":material/verified:",
+                          on_click=verify_again, args=(v.question_id,))
+
+
+def verify_again(question_id: int) -> None:
+    """Button callback: verify a flagged answer anew (its SQL through the guard again; checked in sage.verified)."""
+    try:
+        verified.add(settings, question_id, role=ui.role(settings))
+    except SageError as exc:
+        st.session_state["history_notice"] = exc
+        return
+    st.session_state["history_notice"] = f"Answer #{question_id} is verified again and served."
+
+
+if review_tab is not None:
+    with review_tab:
+        proposals_section()
+        marked_wrong_section()
 
 
 def remove(question_id: int) -> None:
-    verified.remove(settings, question_id)
+    """Button callback: take an entry out of the library (a curator's action, checked again in sage.verified)."""
+    try:
+        verified.remove(settings, question_id, role=ui.role(settings))
+    except SageError as exc:
+        st.session_state["history_notice"] = exc
 
 
 with verified_tab:
-    st.caption("Answers marked right (thumbs up, or `python -m sage verify ID`). A new question that means the same "
-               "— close in meaning, and the same measures and places — is answered with the verified SQL, run "
-               "again through the guard.")
+    st.caption("Answers a curator marked right (a curator's thumbs up, a visitor's proposal a curator verified, or "
+               "`python -m sage verify ID`). A new question that means the same — close in meaning, and the same "
+               "measures and places — is answered with the verified SQL, run again through the guard.")
     try:
         library = verified.listing(settings, limit=100)
     except SageError as exc:
         ui.show_error(exc)
         library = []
     if not library:
-        st.info("No verified answers yet: mark an answer right with its thumbs up.", icon=":material/verified:")
+        st.info("No verified answers yet.", icon=":material/verified:")
+    removable = may(role, Action.REMOVE_VERIFIED)
     for v in library:
         status = "flagged" if v.invalidated_at else f"served {v.served}×"
         with st.expander(ui.md(f"{v.standalone[:120]} · {status}"), icon=":material/verified:"):
@@ -183,5 +280,7 @@ with verified_tab:
             st.code(v.sql, language="sql", wrap_lines=True)
             if v.invalid_reason:
                 st.caption(ui.md(f"Flagged: {v.invalid_reason}"))
-            st.button("Remove from the verified answers", key=f"verified-remove-{v.id}", icon=":material/delete:",
-                      on_click=remove, args=(v.question_id,), disabled=v.question_id is None)
+            if removable:
+                st.button("Remove from the verified answers", key=f"verified-remove-{v.id}",
+                          icon=":material/delete:", on_click=remove, args=(v.question_id,),
+                          disabled=v.question_id is None)

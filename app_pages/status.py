@@ -1,20 +1,23 @@
 """Status: the database (never a password), the tables and vintages (the period questions read, and a newer ACS
-release when one is published, with the update button for whoever may load tables), the retrieval index (with a
-rebuild button), its catalog part (how many ACS tables that are not loaded are indexed, and whether that runs), a
-table being loaded, and the planner settings (never a secret)."""
+release when one is published, with the update button for curators), the retrieval index (with a rebuild
+button, for curators), its catalog part (how many ACS tables that are not loaded are indexed, and whether that
+runs), a table being loaded, Claude's daily token budget, and the planner settings (never a secret)."""
 
 from dataclasses import asdict
 
 import streamlit as st
 
 from app_pages import components as ui
+from sage import limits, roles
 from sage.catalog_index import CatalogStatus, start_background_build
 from sage.census.fetch_job import current_fetch
 from sage.census.update import start_update
 from sage.errors import SageError
+from sage.roles import Action
 from sage.status import status
 
 settings = ui.settings_or_stop()
+curator = ui.may(settings, Action.REBUILD_INDEX)
 st.title("Status")
 
 
@@ -39,7 +42,8 @@ def catalog_section(catalog: CatalogStatus | None) -> None:
     if not catalog.complete and not catalog.building:
         if catalog.mode == "off":
             st.caption("Background indexing is off (SAGE_CATALOG_INDEX=off): run python -m sage index --catalog.")
-        if st.button("Index the catalog now", icon=":material/playlist_add:", key="status-catalog"):
+        if curator and st.button("Index the catalog now", icon=":material/playlist_add:", key="status-catalog"):
+            roles.require(ui.role(settings), Action.REBUILD_INDEX)
             start_background_build(settings, force=True)
             st.rerun()
 
@@ -58,10 +62,10 @@ def release_section(info) -> None:
         loading()
     elif release is not None and release.newer:
         st.info(ui.md(release.message), icon=":material/new_releases:")
-        if settings.fetch_allowed and settings.census_api_key:
+        if settings.fetch_allowed and settings.census_api_key and roles.may(ui.role(settings), Action.LOAD_TABLES):
             if st.button(f"Update to {release.newest}", icon=":material/download:", key="status-update"):
                 try:
-                    start_update(settings, who="the app")
+                    start_update(settings, who="the app", role=ui.role(settings))
                 except SageError as exc:
                     ui.show_error(exc)
                 else:
@@ -83,6 +87,25 @@ def loading() -> None:
     if done is not None and done.error is not None:
         st.session_state["status-update-error"] = done.error
     st.rerun()
+
+
+def budget_section() -> None:
+    """Claude's tokens today against SAGE_CLAUDE_DAILY_TOKENS, and what happens past it."""
+    st.subheader("Claude's daily budget", anchor=False)
+    try:
+        budget = limits.budget(settings)
+    except SageError as exc:
+        ui.show_error(exc)
+        return
+    if budget.cap is None:
+        st.caption(ui.md(f"{budget.used:,} Claude tokens spent today (UTC); no daily cap (SAGE_CLAUDE_DAILY_TOKENS)."))
+    elif budget.spent:
+        st.warning(ui.md(f"Claude's daily budget is spent: {budget.used:,} of {budget.cap:,} tokens today (UTC). "
+                         "Claude is not called until tomorrow; the offline planner answers, and each answer says "
+                         "so."), icon=":material/savings:")
+    else:
+        st.progress(min(1.0, budget.used / budget.cap) if budget.cap else 1.0,
+                    text=ui.md(f"{budget.used:,} of {budget.cap:,} Claude tokens spent today (UTC)"))
 
 
 try:
@@ -119,9 +142,10 @@ with right:
     st.subheader("Retrieval index", anchor=False)
     index = info.index
     st.markdown(ui.md(f"{index.chunks:,} chunks embedded with {index.model or 'no model'}"))
-    if st.button("Rebuild the index", icon=":material/refresh:", key="status-rebuild"):
+    if curator and st.button("Rebuild the index", icon=":material/refresh:", key="status-rebuild"):
         from sage.index import index_schema
 
+        roles.require(ui.role(settings), Action.REBUILD_INDEX)
         with st.status("Rebuilding the retrieval index…", expanded=True) as box:
             bar = box.progress(0.0)
 
@@ -137,6 +161,7 @@ with right:
                 box.update(label=f"Index rebuilt: {sum(report.chunks.values()):,} chunks in {report.seconds:.1f} s",
                            state="complete", expanded=False)
     catalog_section(info.catalog)
+    budget_section()
     st.subheader("Planner settings", anchor=False)
     st.caption("Secrets are shown only as set or not set.")
     st.json(settings.public(), expanded=True)

@@ -38,6 +38,7 @@ from sage.census.setup import run_setup  # noqa: E402
 from sage.embeddings import get_provider  # noqa: E402
 from sage.errors import SageError  # noqa: E402
 from sage.evaluate import compare_results, gold_is_ordered, read_questions  # noqa: E402
+from sage.roles import Role  # noqa: E402
 from sage.settings import load_settings  # noqa: E402
 from sage.timing import percentile  # noqa: E402
 
@@ -137,7 +138,7 @@ def latency_report(settings, n: int, repeat: int = 3) -> dict:
     for q in questions:
         answer = agent.ask(q, settings, planner="offline")
         if answer.answered and answer.id is not None:
-            verified.add(settings, answer.id)
+            verified.add(settings, answer.id, role=Role.OPERATOR)
             ids.append(answer.id)
     served: list[float] = []
     lookup: list[float] = []

@@ -16,7 +16,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from . import db, execute, guard, narrate, profile, querylog, significance, verified
+from . import db, execute, guard, limits, narrate, profile, querylog, significance, verified
 from .answer import Answer
 from .catalog_index import loaded_table_ids
 from .census import periods
@@ -129,6 +129,7 @@ def ask(
     context: Sequence[PriorTurn] = (),
     parent_id: int | None = None,
     use_verified: bool = True,
+    session_id: str | None = None,
 ) -> Answer:
     """Answer one question.  Never raises a :class:`SageError`: it ends up in ``Answer.error``.
 
@@ -136,19 +137,24 @@ def ask(
     question follows them; only the last :data:`~sage.querylog.MAX_THREAD` are passed on); ``parent_id`` is the
     logged answer it follows, kept in the query log so the conversation can be picked up again.  A question the
     verified-answer library answers (:mod:`sage.verified`) is answered from it, through the guard and the executor,
-    without planning; ``use_verified=False`` always plans (``eval`` measures the planners).
+    without planning; ``use_verified=False`` always plans (``eval`` measures the planners).  ``session_id`` is the
+    browser session that asks (kept in the log).  Once Claude's daily token budget is spent
+    (``SAGE_CLAUDE_DAILY_TOKENS``, :mod:`sage.limits`), the offline planner answers instead and the answer says so.
     """
     progress = progress or (lambda *a: None)
     started = time.perf_counter()
     timings = {"retrieve": 0.0, "plan": 0.0, "guard": 0.0, "execute": 0.0}
     answer = Answer(question=question if isinstance(question, str) else repr(question), planner="", timings_ms=timings,
-                    parent_id=parent_id)
+                    parent_id=parent_id, session_id=session_id)
     context = list(context)[-querylog.MAX_THREAD:]
     try:
         text = validate_question(question, settings)
         answer.question = text
         if not isinstance(planner, Planner):
             planner = make_planner(settings, planner)
+        if planner.name == "claude" and not limits.claude_allowed(settings):
+            planner = make_planner(settings, "offline")
+            answer.notices.append(limits.BUDGET_NOTICE)
         answer.planner = planner.name
         answer.model = settings.model if planner.name == "claude" else None
 
@@ -163,6 +169,8 @@ def ask(
             _loop(answer, planner, settings, progress, timings, context)
     except SageError as exc:
         answer.error = exc
+    if answer.usage:
+        limits.spend(settings, answer.usage)
     timings["total"] = _ms(started)
     progress("done", {"answer": answer})
     if record:
@@ -375,7 +383,7 @@ def _from_library(answer: Answer, settings: Settings, progress: StageProgress, t
         answer.frame = reading.frame if reading.frame is not None else entry.frame
         first = [f"{READ_AS}{reading.standalone}."] if reading.followup else []
         answer.assumptions = first + [a for a in entry.assumptions if not a.startswith(READ_AS)]
-        answer.notices.append(f"Verified answer: the SQL a user marked right for “{entry.question}”, run again now "
+        answer.notices.append(f"Verified answer: the SQL a curator marked right for “{entry.question}”, run again now "
                               "through the guard.")
         answer.variables = _variables(settings, guarded.sql)
         _flag_label_changes(answer)
@@ -481,11 +489,13 @@ def _take_plan(answer: Answer, plan: Plan) -> None:
             answer.usage[k] = answer.usage.get(k, 0) + v
 
 
-def run_sql(sql: str, settings: Settings, *, question: str = "", record: bool = True) -> Answer:
+def run_sql(sql: str, settings: Settings, *, question: str = "", record: bool = True,
+            session_id: str | None = None) -> Answer:
     """Guard and run SQL a user edited: the same layers as a planned query, without planning."""
     started = time.perf_counter()
     timings = {"guard": 0.0, "execute": 0.0}
-    answer = Answer(question=question or "(edited SQL)", planner="user", sql=sql or "", timings_ms=timings)
+    answer = Answer(question=question or "(edited SQL)", planner="user", sql=sql or "", timings_ms=timings,
+                    session_id=session_id)
     try:
         t = time.perf_counter()
         guarded = guard.check(sql or "", max_rows=settings.max_rows)

@@ -83,6 +83,8 @@ class Answer:
     verified_id: int | None = None
     #: things a user should know that are not assumptions of the answer (a verified answer that was skipped)
     notices: list[str] = field(default_factory=list)
+    #: the browser session that asked (kept in the query log: a visitor's History shows their own questions)
+    session_id: str | None = None
 
     @property
     def outcome(self) -> Outcome:

@@ -202,17 +202,18 @@ def cmd_ask(args) -> int:
 
 def cmd_verify(args) -> int:
     from . import verified
+    from .roles import Role
 
     settings = _settings(args)
     if args.remove:
-        removed = verified.remove(settings, args.id)
+        removed = verified.remove(settings, args.id, role=Role.OPERATOR)
         if args.json:
             _print_json({"question_id": args.id, "removed": removed})
         else:
             print(f"Answer {args.id} {'is no longer' if removed else 'was not'} in the verified-answer library.")
         return 0
     try:
-        entry = verified.add(settings, args.id)
+        entry = verified.add(settings, args.id, role=Role.OPERATOR)
     except verified.NotFoundError as exc:
         return _usage_error(args, exc.kind.value, exc.message)
     if args.json:
@@ -220,6 +221,43 @@ def cmd_verify(args) -> int:
     else:
         print(f"Verified: answer {args.id} (“{entry.standalone}”) is in the library as entry {entry.id}; questions "
               "that mean the same are answered with its SQL, through the guard.")
+    return 0
+
+
+def cmd_review(args) -> int:
+    """The operator's review of visitors' proposals: list them, or accept / reject one."""
+    from . import review, verified
+    from .roles import Role
+
+    settings = _settings(args)
+    if args.accept is not None:
+        try:
+            entry = review.accept(settings, args.accept, role=Role.OPERATOR, reviewer="the command line")
+        except verified.NotFoundError as exc:
+            return _usage_error(args, exc.kind.value, exc.message)
+        if args.json:
+            _print_json({"question_id": args.accept, "accepted": True, **entry.to_dict()})
+        else:
+            print(f"Accepted: answer {args.accept} (“{entry.standalone}”) is in the verified-answer library as entry "
+                  f"{entry.id}.")
+        return 0
+    if args.reject is not None:
+        rejected = review.reject(settings, args.reject, role=Role.OPERATOR, reviewer="the command line")
+        if args.json:
+            _print_json({"question_id": args.reject, "rejected": rejected})
+        else:
+            print(f"Answer {args.reject} {'is rejected' if rejected else 'was not an open proposal'}.")
+        return 0 if rejected else 2
+    found = review.proposals(settings, role=Role.OPERATOR, limit=args.limit)
+    if args.json:
+        _print_json([p.to_dict() for p in found])
+        return 0
+    if not found:
+        print("Nothing to review: no open proposals.")
+    for p in found:
+        guard_note = f"  ! the guard refuses it now: {p.guard_error}" if p.guard_error else ""
+        print(f"#{p.question_id}  {p.proposed_at:%Y-%m-%d %H:%M}  {p.who}\n  question: {p.question}\n"
+              f"  reading:  {p.reading}\n  sql: {' '.join(p.sql.split())}" + (f"\n{guard_note}" if guard_note else ""))
     return 0
 
 
@@ -403,6 +441,11 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--planner", choices=["auto", "claude", "offline"])
     sp.add_argument("--after", type=int, metavar="ID",
                     help="ask it as a follow-up of logged answer ID (the \"id\" of an earlier `ask --json` answer)")
+    sp = add("review", cmd_review, "list visitors' proposals for the verified answers; --accept ID / --reject ID")
+    group = sp.add_mutually_exclusive_group()
+    group.add_argument("--accept", type=int, metavar="ID", help="verify proposed answer ID")
+    group.add_argument("--reject", type=int, metavar="ID", help="take proposed answer ID off the list")
+    sp.add_argument("--limit", type=int, default=50)
     sp = add("verify", cmd_verify, "put a logged answer in the verified-answer library (--remove takes it out)")
     sp.add_argument("id", type=int, metavar="ID", help="the \"id\" of an `ask --json` answer")
     sp.add_argument("--remove", action="store_true", help="take it out of the library")

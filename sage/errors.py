@@ -80,6 +80,13 @@ class ErrorKind(StrEnum):
     INVALID_ARGUMENT = "invalid_argument"
     #: fetching from the app is turned off (SAGE_ALLOW_FETCH) for this database
     FETCH_DISALLOWED = "fetch_disallowed"
+    # roles and spending limits (sage.roles, sage.limits)
+    #: the session's role may not do this (a curator's action asked by a visitor)
+    NOT_ALLOWED = "not_allowed"
+    #: a curator sign-in failed (a wrong password, or too many tries: wait)
+    SIGN_IN = "sign_in"
+    #: more questions in a minute than SAGE_MAX_QUESTIONS_PER_MINUTE allows one session
+    TOO_MANY_QUESTIONS = "too_many_questions"
 
 
 class SageError(Exception):
@@ -174,6 +181,13 @@ class ExecutionError(SageError):
     kind = ErrorKind.OTHER
 
 
+class NotAllowedError(SageError):
+    """The caller's role may not do this: a visitor asked for a curator's action (loading a table, verifying an
+    answer, reading everyone's questions).  Raised where the action runs, whatever the page showed."""
+
+    kind = ErrorKind.NOT_ALLOWED
+
+
 class CensusApiError(SageError):
     """The Census Data API could not be used (bad key, network, unexpected answer).
 
@@ -198,6 +212,7 @@ __all__ = [
     "ErrorKind",
     "ExecutionError",
     "GuardError",
+    "NotAllowedError",
     "NotSetUpError",
     "PlanningError",
     "QuestionError",

@@ -24,6 +24,8 @@ NAMESPACE = 0x53414745
 CATALOG_INDEX = 1
 #: loading ACS tables from the Census Data API
 CENSUS_FETCH = 2
+#: setting the database up (several app processes starting on one new database: one sets it up, the others wait)
+SETUP = 3
 
 #: PostgreSQL keeps 63 bytes of an application_name
 _NAME_BYTES = 63
@@ -59,6 +61,26 @@ def try_lock(conn: psycopg.Connection, key: int, what: str) -> bool:
         ) from exc
 
 
+def wait_lock(conn: psycopg.Connection, key: int, what: str, timeout_s: float) -> bool:
+    """Take lock ``key`` on ``conn`` (autocommit), waiting at most ``timeout_s`` for whoever holds it; True when
+    taken, False when the login may not take advisory locks (an administrator revoked them: the caller goes on
+    without).  Raises :class:`~sage.errors.DatabaseError` when the wait times out, naming the holder."""
+    label = what.encode("utf-8")[:_NAME_BYTES].decode("utf-8", "ignore")
+    conn.execute(pgsql.SQL("SET application_name = {}").format(pgsql.Literal(label)))
+    conn.execute(pgsql.SQL("SET lock_timeout = {}").format(pgsql.Literal(f"{int(timeout_s * 1000)}ms")))
+    try:
+        conn.execute("SELECT pg_advisory_lock(%s, %s)", (NAMESPACE, key))
+        return True
+    except psycopg.errors.InsufficientPrivilege:
+        return False
+    except psycopg.errors.LockNotAvailable as exc:
+        who = holder(conn, key)
+        raise DatabaseError(f"Waited {timeout_s:.0f} s for {who.what if who else 'another process'} to finish; try "
+                            "again when it has.", detail=str(exc)) from exc
+    finally:
+        conn.execute("RESET lock_timeout")
+
+
 def unlock(conn: psycopg.Connection, key: int) -> None:
     conn.execute("SELECT pg_advisory_unlock(%s, %s)", (NAMESPACE, key))
 
@@ -79,4 +101,5 @@ def holder(conn: psycopg.Connection, key: int) -> Holder | None:
     return Holder(what=row[0], seconds=float(row[1] or 0.0), pid=int(row[2]))
 
 
-__all__ = ["CATALOG_INDEX", "CENSUS_FETCH", "NAMESPACE", "Holder", "holder", "try_lock", "unlock"]
+__all__ = ["CATALOG_INDEX", "CENSUS_FETCH", "NAMESPACE", "SETUP", "Holder", "holder", "try_lock", "unlock",
+           "wait_lock"]

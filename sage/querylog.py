@@ -26,6 +26,7 @@ from . import db
 from .answer import Answer, Outcome
 from .census.schema import CONVERSATION_DDL
 from .planner.base import PriorTurn
+from .roles import Action, Role, may
 from .settings import Settings
 from .types import READ_AS
 
@@ -66,6 +67,8 @@ class LogEntry:
     decline_kind: str | None = None
     #: the verified answer that answered it (``sage.verified_answers.id``), when one did
     verified_id: int | None = None
+    #: the browser session that asked it (the History page shows a visitor their own), None from the command line
+    session_id: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -125,13 +128,29 @@ def ensure_tables(settings: Settings, conn: psycopg.Connection | None = None) ->
 def _ensure(conn: psycopg.Connection) -> None:
     present = conn.execute(
         """SELECT count(*) FROM information_schema.columns
-           WHERE table_schema = 'sage' AND table_name = 'questions' AND column_name = 'verified_id'"""
+           WHERE table_schema = 'sage' AND (table_name, column_name) IN (('questions', 'verified_id'),
+                                                                        ('questions', 'session_id'),
+                                                                        ('feedback', 'reviewed_by'))"""
     ).fetchone()
-    tables = conn.execute("SELECT to_regclass('sage.verified_answers'), to_regclass('sage.feedback')").fetchone()
-    if present and present[0] and tables and all(tables):
+    tables = conn.execute("SELECT to_regclass('sage.verified_answers'), to_regclass('sage.feedback'), "
+                          "to_regclass('sage.claude_usage')").fetchone()
+    if present and present[0] == 3 and tables and all(tables):
         return
-    with conn.transaction():
-        conn.execute(CONVERSATION_DDL)
+    for attempt in range(_DDL_TRIES):
+        try:
+            with conn.transaction():
+                conn.execute(CONVERSATION_DDL)
+            return
+        except (psycopg.errors.UniqueViolation, psycopg.errors.DuplicateObject, psycopg.errors.DuplicateTable,
+                psycopg.errors.DeadlockDetected, psycopg.errors.InternalError):
+            # another process ran the same DDL at the same moment (CREATE ... IF NOT EXISTS is not safe against a
+            # concurrent twin): its objects exist now, and the next run finds them
+            if attempt == _DDL_TRIES - 1:
+                raise
+
+
+#: how often :func:`ensure_tables` runs its DDL when another process races it
+_DDL_TRIES = 3
 
 
 def record(settings: Settings, answer: Answer) -> int:
@@ -147,8 +166,8 @@ def record(settings: Settings, answer: Answer) -> int:
             return conn.execute(
                 """INSERT INTO sage.questions (question, planner, sql, assumptions, display_hint, attempts, outcome,
                                               error, row_count, timings_ms, usage, parent_id, standalone, frame,
-                                              decline_kind, verified_id)
-                   VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id""",
+                                              decline_kind, verified_id, session_id)
+                   VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id""",
                 (
                     answer.question[:10_000],
                     answer.planner or "none",
@@ -166,6 +185,7 @@ def record(settings: Settings, answer: Answer) -> int:
                     json.dumps(answer.frame) if answer.frame is not None and answer.answered else None,
                     answer.decline_kind.value if answer.declined else None,
                     answer.verified_id,
+                    answer.session_id,
                 ),
             ).fetchone()
 
@@ -175,10 +195,14 @@ def record(settings: Settings, answer: Answer) -> int:
 
 
 def recent(settings: Settings, *, limit: int = 100, search: str | None = None,
-           outcome: Outcome | str | None = None) -> list[LogEntry]:
-    """The newest entries first, optionally filtered by text (question or SQL) and outcome."""
+           outcome: Outcome | str | None = None, session_id: str | None = None) -> list[LogEntry]:
+    """The newest entries first, optionally filtered by text (question or SQL), outcome and the session that asked
+    them (a visitor's History; an empty ``session_id`` matches nothing)."""
     where: list[str] = []
     params: list[Any] = []
+    if session_id is not None:
+        where.append("session_id = %s")
+        params.append(session_id)
     if search:
         where.append("(question ILIKE %s OR sql ILIKE %s)")
         like = "%" + search.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
@@ -194,6 +218,16 @@ def recent(settings: Settings, *, limit: int = 100, search: str | None = None,
     ensure_tables(settings)
     rows = db.run(settings, db.OWNER, lambda conn: conn.execute(sql, params).fetchall())
     return [_entry(r) for r in rows]
+
+
+def recent_for(settings: Settings, role: Role | str, session_id: str | None, **filters: Any) -> list[LogEntry]:
+    """:func:`recent` as ``role`` may see it: everyone's questions for a curator (and the operator), the questions
+    of session ``session_id`` for a visitor (none without a session)."""
+    if may(role, Action.ALL_HISTORY):
+        return recent(settings, **filters)
+    if not session_id:
+        return []
+    return recent(settings, session_id=session_id, **filters)
 
 
 def get(settings: Settings, question_id: int) -> LogEntry | None:
@@ -228,4 +262,4 @@ def thread(settings: Settings, question_id: int) -> list[PriorTurn]:
     return [entry.as_prior() for entry in chain(settings, question_id)]
 
 
-__all__ = ["MAX_THREAD", "LogEntry", "chain", "ensure_tables", "get", "recent", "record", "thread"]
+__all__ = ["MAX_THREAD", "LogEntry", "chain", "ensure_tables", "get", "recent", "recent_for", "record", "thread"]

@@ -75,6 +75,16 @@ class Settings:
     pool_timeout_s: float = 10.0
     catalog_index: CatalogIndexMode = "background"
     allow_fetch: AllowFetch = "auto"
+    #: the password that makes a session a curator (sidebar "Curator sign-in"); unset: no password sign-in
+    curator_password: str | None = field(default=None, repr=False)
+    #: the curators among the users signed in with Streamlit's own authentication (``[auth]``), by email,
+    #: comma-separated
+    curators: str | None = None
+    #: questions (and edited SQL runs) one session may ask in a minute
+    max_questions_per_minute: int = 20
+    #: Claude tokens (input, output and cache) all sessions may spend in a day (UTC); unset: no cap. Past it the
+    #: offline planner answers
+    claude_daily_tokens: int | None = None
     data_path: Path = PROJECT_ROOT / "data"
 
     def __post_init__(self) -> None:
@@ -90,8 +100,8 @@ class Settings:
                                 setting="SAGE_ALLOW_FETCH")
         for name, low in (("max_attempts", 1), ("statement_timeout_ms", 100), ("max_rows", 1),
                           ("claude_max_retries", 0), ("pool_size", 1), ("pool_max_overflow", 0),
-                          ("pool_timeout_s", 0.1)):
-            if getattr(self, name) < low:
+                          ("pool_timeout_s", 0.1), ("max_questions_per_minute", 1), ("claude_daily_tokens", 0)):
+            if getattr(self, name) is not None and getattr(self, name) < low:
                 env = _ENV_FOR[name]
                 raise SettingsError(f"{env} must be at least {low}.", setting=env)
 
@@ -104,6 +114,11 @@ class Settings:
     def fetch_allowed(self) -> bool:
         """Whether the app may load ACS tables (SAGE_ALLOW_FETCH; ``auto``: only into the embedded database)."""
         return self.allow_fetch == "on" or (self.allow_fetch == "auto" and self.embedded)
+
+    @property
+    def curator_emails(self) -> frozenset[str]:
+        """The curators' emails (SAGE_CURATORS), lower-case."""
+        return frozenset(e.strip().lower() for e in (self.curators or "").split(",") if e.strip())
 
     @property
     def effective_planner(self) -> Literal["claude", "offline"]:
@@ -136,6 +151,10 @@ class Settings:
             "pool_timeout_s": self.pool_timeout_s,
             "allow_fetch": f"{self.allow_fetch} ({'on' if self.fetch_allowed else 'off'})",
             "catalog_index": self.catalog_index,
+            "curator_password": "set" if self.curator_password else "not set",
+            "curators": len(self.curator_emails),
+            "max_questions_per_minute": self.max_questions_per_minute,
+            "claude_daily_tokens": self.claude_daily_tokens if self.claude_daily_tokens is not None else "no cap",
         }
 
 
@@ -161,6 +180,10 @@ _ENV_FOR = {
     "pool_timeout_s": "SAGE_POOL_TIMEOUT_S",
     "catalog_index": "SAGE_CATALOG_INDEX",
     "allow_fetch": "SAGE_ALLOW_FETCH",
+    "curator_password": "SAGE_CURATOR_PASSWORD",
+    "curators": "SAGE_CURATORS",
+    "max_questions_per_minute": "SAGE_MAX_QUESTIONS_PER_MINUTE",
+    "claude_daily_tokens": "SAGE_CLAUDE_DAILY_TOKENS",
 }
 
 

@@ -1,7 +1,9 @@
 """The verified-answer library (``sage.verified_answers``): answers a user marked right, served again for the same
 question.
 
-A user marks an answer right with a thumbs up on its card, or with ``python -m sage verify ID``; the library keeps
+A curator marks an answer right (a thumbs up on its card, or accepting a visitor's proposal on the History page's
+"To review" list, :mod:`sage.review`), or the operator with ``python -m sage verify ID``; a visitor's thumbs up only
+proposes (:mod:`sage.feedback`).  Adding and removing check the caller's role (:mod:`sage.roles`).  The library keeps
 the question, its standalone reading, the SQL, the display hint, the assumptions, the offline planner's frame and an
 embedding of the standalone reading.  A new question is answered from the library — its verified SQL run again
 through the guard and the read-only executor, every layer, and marked ``verified`` — when both hold:
@@ -42,6 +44,7 @@ from .errors import ErrorKind, ExecutionError, GuardError, QuestionError, SageEr
 from .execute import Result
 from .planner.base import PriorTurn
 from .retrieve import retrieve
+from .roles import Action, Role, require
 from .settings import Settings
 from .text import normalize
 from .types import READ_AS, Chunk
@@ -131,8 +134,9 @@ class NotFoundError(QuestionError):
     kind = ErrorKind.NOT_FOUND
 
 
-def add(settings: Settings, question_id: int) -> VerifiedAnswer:
+def add(settings: Settings, question_id: int, *, role: Role) -> VerifiedAnswer:
     """Put logged answer ``question_id`` in the library (again: a flagged entry is cleared); returns the entry.
+    Only a curator or the operator may (:class:`~sage.errors.NotAllowedError` for a visitor).
 
     Its SQL is run again first (guard and executor).  The frame kept is the offline planner's own when it answered;
     otherwise the offline planner's reading of the question, kept only when the offline planner's query for it
@@ -143,6 +147,7 @@ def add(settings: Settings, question_id: int) -> VerifiedAnswer:
     Raises :class:`NotFoundError` when there is no such logged answer and :class:`QuestionError` when it cannot be
     verified (it has no result, or its SQL does not pass the guard or does not run now).
     """
+    require(role, Action.VERIFY)
     entry = querylog.get(settings, question_id)
     if entry is None:
         raise NotFoundError(f"There is no logged answer {question_id}: use the \"id\" of an `ask --json` answer "
@@ -209,8 +214,10 @@ def _frame_of(settings: Settings, entry: querylog.LogEntry, result: Result) -> d
     return reading.frame if same else None
 
 
-def remove(settings: Settings, question_id: int) -> bool:
-    """Take logged answer ``question_id`` out of the library; False when it was not in it."""
+def remove(settings: Settings, question_id: int, *, role: Role) -> bool:
+    """Take logged answer ``question_id`` out of the library; False when it was not in it.  Only a curator or the
+    operator may (a visitor's thumbs down flags an entry instead: :func:`invalidate`)."""
+    require(role, Action.REMOVE_VERIFIED)
     querylog.ensure_tables(settings)
     with db.owner(settings) as conn:
         cur = conn.execute("DELETE FROM sage.verified_answers WHERE question_id = %s", (question_id,))

@@ -163,12 +163,27 @@ def test_a_question_the_data_cannot_answer_offers_suggestions(app):
     assert turns(app)[1].question == answer.suggestions[0]
 
 
-def _keyed(app_settings, monkeypatch, **changes) -> AppTest:
-    """The app on the session database with other settings (a Census API key, fetching off)."""
-    changed = app_settings.replace(**changes)
+CURATOR_PASSWORD = "app-test curator password"
+
+
+def _keyed(app_settings, monkeypatch, *, curator: bool = False, **changes) -> AppTest:
+    """The app on the session database with other settings (a Census API key, fetching off); ``curator``: signed
+    in as a curator with the sidebar's form (loading tables is a curator's action, issue 21)."""
+    changed = app_settings.replace(**({"curator_password": CURATOR_PASSWORD} if curator else {}), **changes)
     monkeypatch.setattr(resources, "load_settings", lambda: changed)
     st.cache_resource.clear()
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    assert not at.exception, at.exception
+    if curator:
+        sign_in(at, CURATOR_PASSWORD)
+        assert any("Curator" in el.value for el in at.sidebar.success), "signed in"
+    return at
+
+
+def sign_in(at: AppTest, password: str) -> AppTest:
+    """The sidebar's "Curator sign-in": the password, then "Sign in"."""
+    at.sidebar.text_input(key="curator-password").set_value(password)
+    next(b for b in at.sidebar.button if b.label == "Sign in").click().run()
     assert not at.exception, at.exception
     return at
 
@@ -177,8 +192,8 @@ def _shown(at: AppTest) -> str:
     return " ".join(str(el.value) for el in (*at.info, *at.caption, *at.markdown, *at.code)).replace("\\", "")
 
 
-def test_a_table_that_is_not_loaded_says_how_to_get_a_key_without_one(app):
-    ask(app, "What is the homeownership rate in West Virginia?")
+def test_a_table_that_is_not_loaded_says_how_to_get_a_key_without_one(app_settings, monkeypatch):
+    app = ask(_keyed(app_settings, monkeypatch, curator=True), "What is the homeownership rate in West Virginia?")
     answer = turns(app)[0].answer
     assert answer.decline_kind == "needs_fetch" and answer.fetch["tables"] == ["B25003"]
     shown = _shown(app)
@@ -187,8 +202,16 @@ def test_a_table_that_is_not_loaded_says_how_to_get_a_key_without_one(app):
     assert not [b for b in app.button if b.key and b.key.endswith("-load")]
 
 
-def test_a_table_that_is_not_loaded_gets_a_load_button_with_a_key(app_settings, monkeypatch):
+def test_a_visitor_sees_the_table_that_would_answer_and_that_a_curator_can_load_it(app_settings, monkeypatch):
     at = ask(_keyed(app_settings, monkeypatch, census_api_key="census-test-key"),
+             "What is the homeownership rate in West Virginia?")
+    assert not [b for b in at.button if b.key and b.key.endswith("-load")]
+    shown = _shown(at)
+    assert "B25003 (Tenure) for all states and counties would answer this" in shown and "curator" in shown
+
+
+def test_a_table_that_is_not_loaded_gets_a_load_button_with_a_key(app_settings, monkeypatch):
+    at = ask(_keyed(app_settings, monkeypatch, curator=True, census_api_key="census-test-key"),
              "What is the homeownership rate in West Virginia?")
     [load] = [b for b in at.button if b.key and b.key.endswith("-load")]
     assert load.label == "Load table B25003 (Tenure) for all states and counties"
@@ -196,14 +219,14 @@ def test_a_table_that_is_not_loaded_gets_a_load_button_with_a_key(app_settings, 
 
 
 def test_loading_is_turned_off_for_a_shared_database(app_settings, monkeypatch):
-    at = ask(_keyed(app_settings, monkeypatch, census_api_key="census-test-key", allow_fetch="off"),
+    at = ask(_keyed(app_settings, monkeypatch, curator=True, census_api_key="census-test-key", allow_fetch="off"),
              "What is the homeownership rate in West Virginia?")
     assert not [b for b in at.button if b.key and b.key.endswith("-load")]
     assert "SAGE_ALLOW_FETCH" in _shown(at)
 
 
 def test_explore_searches_the_catalog_and_offers_to_load_a_table(app_settings, monkeypatch):
-    at = _keyed(app_settings, monkeypatch, census_api_key="census-test-key")
+    at = _keyed(app_settings, monkeypatch, curator=True, census_api_key="census-test-key")
     at.switch_page("app_pages/explore.py").run()
     at.text_input(key="explore-catalog-search").set_value("tenure").run()
     assert not at.exception, at.exception
@@ -216,13 +239,18 @@ def test_explore_searches_the_catalog_and_offers_to_load_a_table(app_settings, m
     assert at.dataframe[-1].value.set_index("table_id").loc["B19013", "loaded"]  # shipped: loaded already
 
 
-def test_status_reports_the_catalog_part_of_the_index(app):
+def test_status_reports_the_catalog_part_of_the_index(app, app_settings, monkeypatch):
     app.switch_page("app_pages/status.py").run()
     assert not app.exception, app.exception
     shown = _shown(app)
     assert "ACS tables that are not loaded are indexed" in shown
     assert "SAGE_CATALOG_INDEX=off" in shown  # the test settings turn background indexing off
-    assert any(b.key == "status-catalog" for b in app.button)
+    assert not any(b.key in ("status-catalog", "status-rebuild") for b in app.button), "a visitor's Status"
+    curator = _keyed(app_settings, monkeypatch, curator=True)
+    curator.switch_page("app_pages/status.py").run()
+    assert not curator.exception, curator.exception
+    assert any(b.key == "status-catalog" for b in curator.button)
+    assert any(b.key == "status-rebuild" for b in curator.button)
 
 
 def test_model_text_is_escaped_before_markdown():
@@ -472,10 +500,26 @@ def test_a_bad_link_gets_a_clear_message_and_asks_nothing(app_settings, q, words
     assert any(words in w.value.replace("\\", "") for w in at.warning), [w.value for w in at.warning]
 
 
-def test_thumbs_up_verifies_and_a_paraphrase_gets_the_verified_badge(app, app_settings, empty_library):
-    from sage import verified
+def test_a_visitors_thumbs_up_proposes_and_a_paraphrase_is_still_planned(app, app_settings, empty_library):
+    from sage import review, verified
+    from sage.roles import Role
 
     ask(app, "median household income in Travis County TX")
+    first = turns(app)[0]
+    app.get("feedback")[0].set_value(1).run()
+    assert not app.exception
+    assert verified.of_question(app_settings, first.answer.id) is None
+    assert [p.question_id for p in review.proposals(app_settings, role=Role.CURATOR)] == [first.answer.id]
+    assert any("Proposed for the verified answers" in c.value for c in app.caption)
+    ask(app, "What's the median household income of Travis County, Texas?")
+    assert not turns(app)[1].answer.verified
+
+
+def test_a_curators_thumbs_up_verifies_and_a_paraphrase_gets_the_verified_badge(app_settings, monkeypatch,
+                                                                                  empty_library):
+    from sage import verified
+
+    app = ask(_keyed(app_settings, monkeypatch, curator=True), "median household income in Travis County TX")
     first = turns(app)[0]
     app.get("feedback")[0].set_value(1).run()
     assert not app.exception
@@ -487,8 +531,9 @@ def test_thumbs_up_verifies_and_a_paraphrase_gets_the_verified_badge(app, app_se
     assert any("Answered from the verified answers" in c.value for c in app.caption)
 
 
-def test_thumbs_down_asks_for_a_reason_listed_on_history(app, app_settings, empty_library):
-    ask(app, "How many housing units are there in Oregon?")
+def test_thumbs_down_asks_for_a_reason_listed_on_history(app_settings, monkeypatch, empty_library):
+    app = ask(_keyed(app_settings, monkeypatch, curator_password=CURATOR_PASSWORD),
+              "How many housing units are there in Oregon?")
     turn = turns(app)[0]
     app.get("feedback")[0].set_value(0).run()
     assert not app.exception
@@ -498,6 +543,8 @@ def test_thumbs_down_asks_for_a_reason_listed_on_history(app, app_settings, empt
     assert not app.exception and any("noted for review" in c.value for c in app.caption)
     app.switch_page("app_pages/history.py").run()
     assert not app.exception, app.exception
+    assert "should count occupied homes only" not in markdown_text(app), "a visitor has no review list"
+    sign_in(app, CURATOR_PASSWORD)
     assert "should count occupied homes only" in markdown_text(app)
 
 
@@ -549,12 +596,13 @@ def fetch_db(tmp_path_factory):
 
 
 def test_the_card_loads_the_table_and_asks_again(fetch_db, census_api, monkeypatch):
-    fs = fetch_db.replace(census_api_url=census_api.base_url, census_api_key=FETCH_KEY)
+    fs = fetch_db.replace(census_api_url=census_api.base_url, census_api_key=FETCH_KEY,
+                          curator_password=CURATOR_PASSWORD)
     monkeypatch.setattr(resources, "load_settings", lambda: fs)
     st.cache_resource.clear()
     st.cache_data.clear()
     try:
-        at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+        at = sign_in(AppTest.from_file(APP, default_timeout=TIMEOUT).run(), CURATOR_PASSWORD)  # a curator's action
         at.chat_input(key="question").set_value("What is the vacancy rate in Maine?").run()
         [turn] = turns(at)
         assert turn.answer.decline_kind == "needs_fetch" and turn.answer.fetch["tables"] == ["B25002"]

@@ -13,6 +13,8 @@ import pytest
 
 from .app_driver import CHART_SELECTOR, CHROMIUM, app_env, ask, launch, open_app, streamlit_app
 
+CURATOR_PASSWORD = "browser curator password"
+
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} is missing (apt-get install -y chromium)"),
@@ -24,7 +26,8 @@ def page(settings, tmp_path_factory):
     from playwright.sync_api import sync_playwright
 
     log = tmp_path_factory.mktemp("browser") / "streamlit.log"
-    with sync_playwright() as pw, streamlit_app(app_env(settings.data_dir), log=log) as app:
+    env = app_env(settings.data_dir, SAGE_CURATOR_PASSWORD=CURATOR_PASSWORD)
+    with sync_playwright() as pw, streamlit_app(env, log=log) as app:
         browser = launch(pw)
         try:
             yield open_app(browser, app.url)
@@ -143,7 +146,11 @@ def test_a_follow_up_then_thumbs_up_verifies_and_thumbs_down_takes_a_reason(page
     from playwright.sync_api import expect
 
     from sage import feedback, verified
+    from sage.roles import Role
 
+    from .test_browser_roles import sign_in
+
+    sign_in(page, CURATOR_PASSWORD)  # a curator's thumbs up verifies (a visitor's proposes: test_browser_roles.py)
     _new_conversation(page)
     ask(page, "median household income in Travis County TX")
     answer, _seconds = ask(page, "and Williamson County?")
@@ -165,7 +172,7 @@ def test_a_follow_up_then_thumbs_up_verifies_and_thumbs_down_takes_a_reason(page
     reason.press("Enter")
     served.get_by_role("button", name="Send").click()
     expect(served.get_by_text("noted for review", exact=False)).to_be_visible(timeout=30_000)
-    [down] = feedback.recent(settings)
+    [down] = feedback.recent(settings, role=Role.CURATOR)
     assert down.reason == "wanted the family income"
     assert verified.listing(settings, invalid_only=True), "the verified answer a user marked wrong is flagged"
     assert page.locator('[data-testid="stException"]').count() == 0

@@ -16,6 +16,7 @@ from sage.census.setup import run_setup
 from .app_driver import CHROMIUM, app_env, ask, launch, open_app, streamlit_app
 from .conftest import make_settings
 from .fake_census_api import FakeCensusApi
+from .test_browser_roles import sign_in
 
 pytestmark = [
     pytest.mark.browser,
@@ -23,6 +24,7 @@ pytestmark = [
 ]
 
 KEY = "fake-browser-key-0123456789"
+CURATOR_PASSWORD = "browser-fetch curator password"
 QUESTION = "What is the homeownership rate in West Virginia?"
 
 
@@ -34,11 +36,14 @@ def page(tmp_path_factory):
     run_setup(make_settings(data_dir=data_dir))  # a database of its own: the test loads a table into it
     log = tmp_path_factory.mktemp("browser-fetch") / "streamlit.log"
     with FakeCensusApi(required_key=KEY) as fake:
-        env = app_env(data_dir, CENSUS_API_KEY=KEY, SAGE_CENSUS_API_URL=fake.base_url)
+        env = app_env(data_dir, CENSUS_API_KEY=KEY, SAGE_CENSUS_API_URL=fake.base_url,
+                      SAGE_CURATOR_PASSWORD=CURATOR_PASSWORD)
         with sync_playwright() as pw, streamlit_app(env, log=log) as app:
             browser = launch(pw)
             try:
-                yield open_app(browser, app.url)
+                page = open_app(browser, app.url)
+                sign_in(page, CURATOR_PASSWORD)  # loading tables is a curator's action (issue 21)
+                yield page
             finally:
                 browser.close()
 

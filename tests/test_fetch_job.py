@@ -19,6 +19,7 @@ from sage.census import fetch, fetch_job
 from sage.census.api import KEY_SIGNUP_URL, CensusClient
 from sage.census.setup import run_setup
 from sage.errors import ErrorKind, SageError
+from sage.roles import Role
 from sage.settings import Settings
 
 from .conftest import make_settings
@@ -59,7 +60,8 @@ def client(settings: Settings) -> CensusClient:
 
 
 def start(settings: Settings, tables, *args, **kw) -> fetch_job.FetchJob:
-    return fetch_job.start_fetch(settings, tables, *args, client=client(settings), **kw)
+    return fetch_job.start_fetch(settings, tables, *args, role=kw.pop("role", Role.CURATOR), client=client(settings),
+                                 **kw)
 
 
 def finished(job: fetch_job.FetchJob) -> fetch_job.FetchJob:

@@ -10,6 +10,7 @@ import pytest
 from sage import agent, db, feedback, links, querylog, verified
 from sage.compare import compare_results
 from sage.evaluate import read_questions
+from sage.roles import Role
 
 QUESTIONS = Path(__file__).parent / "data" / "questions"
 
@@ -108,27 +109,27 @@ def test_a_good_link_is_read_and_no_link_is_none(settings):
 
 def test_thumbs_up_verifies_thumbs_down_keeps_a_reason_and_unverifies(settings):
     answer = agent.ask("median household income in Travis County TX", settings, planner="offline")
-    feedback.rate(settings, answer.id, "up")
+    feedback.rate(settings, answer.id, "up", role=Role.CURATOR)
     assert verified.of_question(settings, answer.id) is not None and feedback.rating_of(settings, answer.id) == "up"
-    feedback.rate(settings, answer.id, "down")  # changed its mind: out of the library, the rating replaced
+    feedback.rate(settings, answer.id, "down", role=Role.CURATOR)  # changed its mind: out of the library
     assert verified.of_question(settings, answer.id) is None and feedback.rating_of(settings, answer.id) == "down"
     assert feedback.add_reason(settings, answer.id, "  should be the\nmean, not the median ")
-    [item] = feedback.recent(settings)
+    [item] = feedback.recent(settings, role=Role.CURATOR)
     assert item.question_id == answer.id and item.reason == "should be the mean, not the median"
     assert item.question == answer.question and item.sql == answer.sql
-    feedback.clear(settings, answer.id)
-    assert feedback.recent(settings) == [] and feedback.rating_of(settings, answer.id) is None
+    feedback.clear(settings, answer.id, role=Role.CURATOR)
+    assert feedback.recent(settings, role=Role.CURATOR) == [] and feedback.rating_of(settings, answer.id) is None
     assert not feedback.add_reason(settings, answer.id, "no thumbs down to add it to")
 
 
 def test_thumbs_down_on_a_verified_answer_flags_the_entry_that_served_it(settings):
     first = agent.ask("median household income in Travis County TX", settings, planner="offline")
-    feedback.rate(settings, first.id, "up")
+    feedback.rate(settings, first.id, "up", role=Role.CURATOR)
     served = agent.ask("Travis County, TX median household income", settings, planner="offline")
     assert served.verified
-    feedback.rate(settings, served.id, "up")  # counted, not added again
+    feedback.rate(settings, served.id, "up", role=Role.CURATOR)  # counted, not added again
     assert len(verified.listing(settings)) == 1
-    feedback.rate(settings, served.id, "down")
+    feedback.rate(settings, served.id, "down", role=Role.CURATOR)
     feedback.add_reason(settings, served.id, "wrong county")
     [entry] = verified.listing(settings, invalid_only=True)
     assert entry.question_id == first.id and entry.invalid_reason.endswith("wrong county")
@@ -138,4 +139,4 @@ def test_thumbs_down_on_a_verified_answer_flags_the_entry_that_served_it(setting
 
 def test_rating_an_answer_that_does_not_exist(settings):
     with pytest.raises(verified.NotFoundError):
-        feedback.rate(settings, 10**12, "up")
+        feedback.rate(settings, 10**12, "up", role=Role.CURATOR)

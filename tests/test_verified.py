@@ -13,6 +13,7 @@ import pytest
 
 from sage import agent, cli, db, querylog, verified
 from sage.errors import QuestionError
+from sage.roles import Role
 from tests.fake_anthropic import FakeAnthropic, reply_plan
 
 KEY = "sk-ant-verified-test-key"
@@ -79,7 +80,7 @@ def test_the_reader_role_cannot_read_the_library_or_the_feedback(settings):
 
 def test_a_paraphrase_of_a_verified_question_is_answered_with_its_sql(settings):
     first = _ask(settings, TRAVIS)
-    entry = verified.add(settings, first.id)
+    entry = verified.add(settings, first.id, role=Role.OPERATOR)
     assert entry.frame == first.frame and entry.standalone == "median household income, Travis County, TX"
     started = time.perf_counter()
     again = _ask(settings, "What's the median household income of Travis County, Texas?")
@@ -101,7 +102,7 @@ def test_a_paraphrase_of_a_verified_question_is_answered_with_its_sql(settings):
     "median household income in Travis County TX and Hays County TX",  # a place added
 ])
 def test_a_close_question_that_asks_something_else_is_not_served(settings, question):
-    verified.add(settings, _ask(settings, TRAVIS).id)
+    verified.add(settings, _ask(settings, TRAVIS).id, role=Role.OPERATOR)
     answer = _ask(settings, question)
     assert not answer.verified and answer.planner == "offline"
     assert verified.closest(settings, question)[0].similarity >= 0.5  # close in words: the frame tells them apart
@@ -109,7 +110,7 @@ def test_a_close_question_that_asks_something_else_is_not_served(settings, quest
 
 def test_a_ranking_of_another_length_is_not_served(settings):
     ten = _ask(settings, "Which 10 counties have the highest median gross rent?")
-    verified.add(settings, ten.id)
+    verified.add(settings, ten.id, role=Role.OPERATOR)
     five = _ask(settings, "Which 5 counties have the highest median gross rent?")
     assert not five.verified and five.result.row_count == 5
     assert _ask(settings, "the 10 counties with the highest median gross rent").verified
@@ -117,7 +118,7 @@ def test_a_ranking_of_another_length_is_not_served(settings):
 
 def test_a_follow_up_is_served_from_the_library_with_its_reading_first(settings):
     williamson = _ask(settings, "median household income in Williamson County, TX")
-    verified.add(settings, williamson.id)
+    verified.add(settings, williamson.id, role=Role.OPERATOR)
     first = _ask(settings, TRAVIS)
     second = _ask(settings, "and Williamson County?", context=querylog.thread(settings, first.id),
                   parent_id=first.id)
@@ -129,7 +130,7 @@ def test_a_follow_up_is_served_from_the_library_with_its_reading_first(settings)
 
 def test_sql_that_no_longer_runs_is_skipped_flagged_and_never_served(settings):
     first = _ask(settings, TRAVIS)
-    entry = verified.add(settings, first.id)
+    entry = verified.add(settings, first.id, role=Role.OPERATOR)
     with db.owner(settings) as conn:  # a column that is gone
         conn.execute("UPDATE sage.verified_answers SET sql = replace(sql, 'e.estimate', 'e.estimate_gone') "
                      "WHERE id = %s", (entry.id,))
@@ -143,12 +144,12 @@ def test_sql_that_no_longer_runs_is_skipped_flagged_and_never_served(settings):
     later = _ask(settings, TRAVIS)
     assert not later.verified and not later.notices, "a flagged answer is not considered again"
     assert [v.id for v in verified.listing(settings, invalid_only=True)] == [entry.id]
-    verified.add(settings, first.id)  # verified anew from the log: the flag is cleared
+    verified.add(settings, first.id, role=Role.OPERATOR)  # verified anew from the log: the flag is cleared
     assert _entry(settings, entry.id)[:2] == (None, None) and _ask(settings, TRAVIS).verified
 
 
 def test_sql_the_guard_refuses_is_skipped_flagged_and_never_run(settings):
-    entry = verified.add(settings, _ask(settings, TRAVIS).id)
+    entry = verified.add(settings, _ask(settings, TRAVIS).id, role=Role.OPERATOR)
     with db.owner(settings) as conn:
         before = conn.execute("SELECT count(*) FROM sage.questions").fetchone()[0]
         conn.execute("UPDATE sage.verified_answers SET sql = 'SELECT question FROM sage.questions' WHERE id = %s",
@@ -190,7 +191,7 @@ def test_only_an_answer_that_exists_and_runs_can_be_verified(run_cli, settings):
         bad = agent.run_sql("SELECT * FROM sage.questions", settings)  # logged, refused
         with db.owner(settings) as conn:  # pretend it had answered
             conn.execute("UPDATE sage.questions SET outcome = 'answered' WHERE id = %s", (bad.id,))
-        verified.add(settings, bad.id)
+        verified.add(settings, bad.id, role=Role.OPERATOR)
 
 
 def test_a_claude_answer_is_served_for_a_paraphrase_when_the_offline_reading_answers_alike(claude):
@@ -201,7 +202,7 @@ def test_a_claude_answer_is_served_for_a_paraphrase_when_the_offline_reading_ans
     fake.enqueue(reply_plan(sql, ["B19013_001E"], "big", standalone="Median household income in Travis County, TX"))
     first = _ask(s, TRAVIS, planner="claude")
     assert first.answered and first.frame is None
-    entry = verified.add(s, first.id)
+    entry = verified.add(s, first.id, role=Role.OPERATOR)
     assert entry.frame is not None and entry.frame["measures"] == ["median_household_income"]
     again = _ask(s, "Travis County, Texas: what is the median household income?", planner="claude")
     assert again.verified and again.result.rows == first.result.rows
@@ -218,7 +219,7 @@ def test_a_claude_answer_the_offline_reading_does_not_reproduce_is_served_for_th
     fake.enqueue(reply_plan(sql, ["corr"], "big", standalone=question))
     first = _ask(s, question, planner="claude")
     assert first.answered, first.error
-    entry = verified.add(s, first.id)
+    entry = verified.add(s, first.id, role=Role.OPERATOR)
     assert entry.frame is None, "the offline planner reads it as a list of both measures: not the same answer"
     listing = _ask(s, "median household income and poverty rate of every county in Texas", planner="offline")
     assert not listing.verified and listing.result.row_count > 200
@@ -229,7 +230,7 @@ def test_a_claude_answer_the_offline_reading_does_not_reproduce_is_served_for_th
 def test_claude_gets_the_closest_verified_answers_as_examples(claude):
     fake, s = claude
     travis = _ask(s, TRAVIS, planner="offline")
-    verified.add(s, travis.id)
+    verified.add(s, travis.id, role=Role.OPERATOR)
     hays = ("SELECT g.county_name, e.estimate AS median_household_income FROM public.estimates e JOIN "
             "public.geography g ON g.geo_id = e.geo_id WHERE g.level = 'county' AND g.county_name = 'Hays County' "
             "AND g.state_abbr = 'TX' AND e.variable_code = 'B19013_001E'")

@@ -15,12 +15,15 @@ from sage.answer import Answer
 from sage.charts import ChartSpec
 from sage.errors import ErrorKind, SageError
 from sage.execute import Result
+from sage.roles import Action, Role, may
 from sage.settings import Settings
 from sage.types import READ_AS
 
 from .errors import show_error
 from .fetching import fetch_action
 from .reading import headline_and_context, profile_view, sql_box
+from .session import role as session_role
+from .session import session_id, take_question
 from .text import SOURCE, bullets, md
 from .turns import TIMING_NAMES, Turn, ask_later, chart_spec, new_turn, timings
 
@@ -278,9 +281,14 @@ def _edit_box(turn: Turn, settings: Settings, key: str, store: str, slot: Any) -
 
 
 def _run_edited(settings: Settings, question: str, sql_key: str, store: str, slot: Any) -> None:
-    """Button callback: guard and run the edited SQL; the result becomes a new turn (or replaces the entry)."""
+    """Button callback: guard and run the edited SQL (counted against the session's question rate); the result
+    becomes a new turn (or replaces the entry)."""
     sql = st.session_state.get(sql_key, "")
-    answer = agent.run_sql(sql, settings, question=question)
+    refused = take_question(settings)
+    if refused is not None:
+        answer = Answer(question=question or "(edited SQL)", planner="user", sql=sql, error=refused)
+    else:
+        answer = agent.run_sql(sql, settings, question=question, session_id=session_id())
     turn = new_turn(question, answer, kind="sql")
     if slot is None:
         st.session_state.setdefault(store, []).append(turn)
@@ -351,25 +359,35 @@ def _rating(answer: Answer, settings: Settings, key: str) -> None:
     if state == "error":
         st.caption(md(st.session_state.get(f"{fkey}-error", "The rating could not be stored.")))
     elif st.session_state.get(fkey) == 1:
-        st.caption("Marked right: questions that mean the same are answered with this SQL.")
+        st.caption(_thumbs_up_note(st.session_state.get(f"{fkey}-by")))
     elif st.session_state.get(fkey) == 0:
         if st.session_state.get(f"{fkey}-reason-sent"):
-            st.caption("Thanks: noted for review (History page).")
+            st.caption("Thanks: noted for review by a curator.")
         else:
             st.text_input("What is wrong with it?", key=f"{fkey}-reason", max_chars=300,
                           placeholder="e.g. wrong county")
             st.button("Send", key=f"{fkey}-send", on_click=_send_reason, args=(settings, answer.id, fkey))
 
 
+def _thumbs_up_note(by: Role | None) -> str:
+    """What a thumbs up did: a curator's verifies, a visitor's proposes (sage.feedback)."""
+    if by is not None and may(by, Action.VERIFY):
+        return "Marked right: questions that mean the same are answered with this SQL."
+    return "Proposed for the verified answers: a curator reviews it (History, To review) before anyone is served it."
+
+
 def _rated(settings: Settings, question_id: int, fkey: str) -> None:
-    """Feedback callback: store the rating (thumbs up verifies the answer; see sage.feedback)."""
+    """Feedback callback: store the rating with the session's role, checked again here (a curator's thumbs up
+    verifies the answer, a visitor's proposes it; see sage.feedback)."""
     value = st.session_state.get(fkey)
     st.session_state.pop(f"{fkey}-reason-sent", None)
+    by = session_role(settings)
+    st.session_state[f"{fkey}-by"] = by
     try:
         if value is None:
-            feedback.clear(settings, question_id)
+            feedback.clear(settings, question_id, role=by)
         else:
-            feedback.rate(settings, question_id, "up" if value == 1 else "down")
+            feedback.rate(settings, question_id, "up" if value == 1 else "down", role=by, session_id=session_id())
         st.session_state[f"{fkey}-done"] = "ok"
     except SageError as exc:
         st.session_state[f"{fkey}-done"] = "error"

@@ -46,7 +46,8 @@ TITLES: dict[ErrorKind, str] = {
 #: a question that cannot be asked is the user's to fix: shown as a warning, not an error
 QUESTION_KINDS = frozenset({
     ErrorKind.QUESTION, ErrorKind.QUESTION_TYPE, ErrorKind.QUESTION_EMPTY, ErrorKind.QUESTION_TOO_LONG,
-    ErrorKind.QUESTION_ABSURD, ErrorKind.QUESTION_CODE, ErrorKind.QUESTION_LEVEL,
+    ErrorKind.QUESTION_ABSURD, ErrorKind.QUESTION_CODE, ErrorKind.QUESTION_LEVEL, ErrorKind.TOO_MANY_QUESTIONS,
+    ErrorKind.NOT_ALLOWED, ErrorKind.SIGN_IN,
 })
 
 

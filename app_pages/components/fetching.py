@@ -1,5 +1,7 @@
 """Loading an ACS table from the app: the button of a ``needs_fetch`` decline card and of the Explore page, its
-progress bar, and what happens when it is done (the question is asked again, or the page refreshed).
+progress bar, and what happens when it is done (the question is asked again, or the page refreshed).  Loading
+tables into the shared database is a curator's action: a visitor sees which table would answer and that a curator
+can load it (``sage.roles``; ``start_fetch`` checks the role again).
 
 The fetch itself is ``sage.census.fetch_job``: it is checked (allowed, a key, a real table id), refused at once when
 another fetch runs anywhere (the message names it), and runs in a worker thread, so this session only polls it and
@@ -15,9 +17,11 @@ import streamlit as st
 from sage.census import fetch_job
 from sage.census.fetch_rules import fetch_command
 from sage.errors import SageError
+from sage.roles import Action, may
 from sage.settings import Settings
 
 from .errors import show_error
+from .session import role as session_role
 from .text import md
 
 #: how often a running fetch's progress bar is redrawn
@@ -46,6 +50,11 @@ def fetch_action(settings: Settings, fetch: dict[str, Any], key: str, *, questio
         st.caption(md(f"Loaded since: {fetch_job.describe_fetch(settings, tables, geographies)}."))
         return
     command = fetch_command(tables, vintage)
+    if not may(session_role(settings), Action.LOAD_TABLES):
+        st.info(md(f"Table {fetch_job.describe_fetch(settings, tables, geographies)} would answer this; loading "
+                   "tables into the shared database is a curator's action, so ask a curator to load it (or an "
+                   f"administrator: {command})."), icon=":material/lock:")
+        return
     if not settings.fetch_allowed:
         st.info(md(f"Loading tables from the app is turned off for this database (SAGE_ALLOW_FETCH). An "
                    f"administrator can load it with: {command}"), icon=":material/lock:")
@@ -61,10 +70,12 @@ def fetch_action(settings: Settings, fetch: dict[str, Any], key: str, *, questio
 
 
 def _start(settings: Settings, tables: list[str], vintage: int, geographies: tuple[str, ...], key: str) -> None:
-    """Button callback: start the fetch in a worker thread, or keep the reason it was refused for the card."""
+    """Button callback: start the fetch in a worker thread (the session's role is checked again where it starts),
+    or keep the reason it was refused for the card."""
     st.session_state.pop(f"{key}-load-error", None)
     try:
-        job = fetch_job.start_fetch(settings, tables, vintage, geographies, who="the app")
+        job = fetch_job.start_fetch(settings, tables, vintage, geographies, role=session_role(settings),
+                                    who="the app")
     except SageError as exc:
         st.session_state[f"{key}-load-error"] = exc
         return

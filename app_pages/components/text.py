@@ -19,8 +19,21 @@ def md(text: Any) -> str:
     return _MD_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
 
 
+#: what GitHub-flavoured Markdown turns into a link by itself, after escapes are resolved (so escaping cannot stop
+#: it): ``http://``, ``https://``, ``www.`` and e-mail addresses
+_AUTOLINK = re.compile(r"(?i)(?:https?|www)(?=\\?[:.])|@")
+#: an invisible WORD JOINER after the scheme, ``www`` or ``@`` breaks an autolink without changing what is shown
+_JOINER = "\u2060"
+
+
+def plain(text: Any) -> str:
+    """:func:`md` for what users typed (a question, a feedback reason): no autolinked URL or e-mail either, so a
+    visitor's text is shown to curators as the very text, never as a link."""
+    return _AUTOLINK.sub(lambda m: m.group(0) + _JOINER, md(text))
+
+
 def bullets(items: list[str]) -> str:
     return "\n".join(f"- {md(item)}" for item in items)
 
 
-__all__ = ["SOURCE", "bullets", "md"]
+__all__ = ["SOURCE", "bullets", "md", "plain"]

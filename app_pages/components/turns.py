@@ -17,6 +17,8 @@ from sage.planner.base import Planner, PriorTurn
 from sage.querylog import MAX_THREAD
 from sage.settings import Settings
 
+from .session import session_id
+
 #: the stages ``sage.agent.ask`` reports, as the status box names them
 STAGES = {
     "retrieving": "Finding the tables and variables that fit",
@@ -88,7 +90,8 @@ def run_with_status(question: str, settings: Settings, planner: Planner, *, cont
             label = STAGES[stage] + (f" (try {info['attempt']})" if info.get("attempt", 1) > 1 else "")
             box.update(label=label + "…")
 
-    answer = agent.ask(question, settings, planner=planner, progress=progress, context=context, parent_id=parent_id)
+    answer = agent.ask(question, settings, planner=planner, progress=progress, context=context, parent_id=parent_id,
+                       session_id=session_id())
     turn = new_turn(question, answer, earlier=earlier)
     if answer.answered:
         box.update(label=STAGES["drawing"] + "…")

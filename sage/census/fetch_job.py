@@ -30,6 +30,7 @@ import psycopg
 
 from .. import db, locks
 from ..errors import CensusApiError, ErrorKind, SageError
+from ..roles import Action, Role, require
 from ..settings import Settings
 from ..types import StepProgress
 from . import fetch, fetch_rules
@@ -245,10 +246,13 @@ class FetchJob:
 
 
 def start_fetch(settings: Settings, tables: Iterable[str], vintage: int = CATALOG_YEAR,
-                geographies: Iterable[str] = fetch_rules.GEOGRAPHIES, *, who: str = "the app",
+                geographies: Iterable[str] = fetch_rules.GEOGRAPHIES, *, role: Role, who: str = "the app",
                 client: CensusClient | None = None, **kw: Any) -> FetchJob:
     """Check the fetch (:func:`check_fetch`), take both locks (``busy`` when another fetch runs), and run it in a
-    worker thread; the returned :class:`FetchJob` says how far it is and, at the end, what it loaded or why not."""
+    worker thread; the returned :class:`FetchJob` says how far it is and, at the end, what it loaded or why not.
+    Loading tables into the shared database is a curator's action: a visitor's ``role`` is refused
+    (:class:`~sage.errors.NotAllowedError`) before anything else."""
+    require(role, Action.LOAD_TABLES)
     ids = check_fetch(settings, tables, vintage)
     geos = tuple(geographies)
     described = describe_fetch(settings, ids, geos)

@@ -207,9 +207,10 @@ CREATE INDEX IF NOT EXISTS variables_table_idx ON public.variables (table_id);
 """
 
 #: conversations, feedback and verified answers (issue 15): the query log's follow-up columns (added to a log made
-#: before them), the verified-answer library and the feedback.  Internal like the rest of ``sage``: the reader role
-#: has no USAGE on the schema and no privilege on its tables.  Safe to run again; :mod:`sage.querylog` also runs it
-#: once per process on a database set up before these existed.
+#: before them), the verified-answer library and the feedback; for shared deployments (issue 21) the session of each
+#: question and rating, a rating's review by a curator, and the Claude tokens spent per day.  Internal like the rest
+#: of ``sage``: the reader role has no USAGE on the schema and no privilege on its tables.  Safe to run again;
+#: :mod:`sage.querylog` also runs it once per process on a database set up before these existed.
 CONVERSATION_DDL = """
 ALTER TABLE sage.questions ADD COLUMN IF NOT EXISTS parent_id bigint REFERENCES sage.questions (id) ON DELETE SET NULL;
 ALTER TABLE sage.questions ADD COLUMN IF NOT EXISTS standalone text;
@@ -244,6 +245,18 @@ CREATE TABLE IF NOT EXISTS sage.feedback (
     created_at  timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX IF NOT EXISTS feedback_created_idx ON sage.feedback (created_at DESC);
+ALTER TABLE sage.questions ADD COLUMN IF NOT EXISTS session_id text;
+CREATE INDEX IF NOT EXISTS questions_session_idx ON sage.questions (session_id, created_at DESC)
+    WHERE session_id IS NOT NULL;
+ALTER TABLE sage.feedback ADD COLUMN IF NOT EXISTS session_id text;
+ALTER TABLE sage.feedback ADD COLUMN IF NOT EXISTS review text CHECK (review IN ('accepted', 'rejected'));
+ALTER TABLE sage.feedback ADD COLUMN IF NOT EXISTS reviewed_at timestamptz;
+ALTER TABLE sage.feedback ADD COLUMN IF NOT EXISTS reviewed_by text;
+CREATE TABLE IF NOT EXISTS sage.claude_usage (
+    day        date PRIMARY KEY,
+    tokens     bigint NOT NULL DEFAULT 0,
+    updated_at timestamptz NOT NULL DEFAULT now()
+);
 """
 
 #: the labels, concepts and universes of a release ``census update`` has loaded but not yet made the latest period

@@ -18,7 +18,7 @@ from typing import Any
 import psycopg
 from psycopg import sql as pgsql
 
-from .. import db
+from .. import db, locks
 from ..errors import DatabaseError
 from ..index import index_schema
 from ..settings import Settings
@@ -29,6 +29,9 @@ log = logging.getLogger(__name__)
 
 #: built-ins that write or leak outside a read-only transaction (docs/security.md §0, §1); EXECUTE is revoked
 #: from PUBLIC on every overload found in pg_catalog
+#: how long a setup waits for another process's setup of the same database (a first setup takes a minute at most)
+SETUP_WAIT_S = 600.0
+
 RISKY_FUNCTION_PATTERNS = (
     "lo\\_%",
     "lowrite",
@@ -180,6 +183,10 @@ def run_setup(settings: Settings, progress: StepProgress | None = None, *, build
 
     stack = ExitStack()  # the pooled owner connection, returned (or closed, after an error) at the end
     conn = step("starting the database", lambda: stack.enter_context(db.owner(settings)))
+    # several app processes starting on one new database: one sets it up, the others wait and find it done.  The
+    # lock is held on a connection of its own for the whole setup (the index too) and ends when it closes.
+    guard_conn = stack.enter_context(db.connect(settings, autocommit=True))
+    locks.wait_lock(guard_conn, locks.SETUP, "census-sage setup", SETUP_WAIT_S)
     with stack:
         def create_schema():
             # one transaction: a database of the previous version is migrated and completed, or left as it was
@@ -221,8 +228,8 @@ def run_setup(settings: Settings, progress: StepProgress | None = None, *, build
         conn.execute("ANALYZE public.geography, public.variables, public.estimates_by_vintage")
         report.admin_sql = step("creating the read-only role", lambda: create_reader_role(conn, settings))
 
-    if build_index:
-        report.index = step("building the retrieval index", lambda: _build_index(settings, progress))
+        if build_index:
+            report.index = step("building the retrieval index", lambda: _build_index(settings, progress))
     report.seconds = time.perf_counter() - started
     return report
 

@@ -38,6 +38,7 @@ import psycopg
 
 from .. import db
 from ..errors import CensusApiError, DataError, ErrorKind, SageError
+from ..roles import Action, Role, require
 from ..settings import Settings
 from ..types import StepProgress
 from . import cpi, fetch, fetch_job, fetch_rules, loader, migrate, periods
@@ -461,10 +462,12 @@ def update(settings: Settings, vintage: int | None = None, progress: StepProgres
         return run_update(settings, plan, progress, client=client, **fetch_kw)
 
 
-def start_update(settings: Settings, vintage: int | None = None, *, who: str = "the app",
+def start_update(settings: Settings, vintage: int | None = None, *, role: Role, who: str = "the app",
                  client: CensusClient | None = None, **fetch_kw: Any) -> fetch_job.FetchJob:
     """The update in a worker thread (the app's button), followed like a fetch (:class:`FetchJob`): checked and
-    planned first (a refusal raises here), the locks taken (``busy`` when a fetch runs)."""
+    planned first (a refusal raises here), the locks taken (``busy`` when a fetch runs).  Loading tables is a
+    curator's action: a visitor's ``role`` is refused before anything else."""
+    require(role, Action.LOAD_TABLES)
     if not settings.fetch_allowed:
         raise SageError("Loading tables from the app is turned off for this database (SAGE_ALLOW_FETCH is off). An "
                         "administrator can update it with `python -m sage census update`, or set SAGE_ALLOW_FETCH=1.",
