@@ -13,6 +13,7 @@ from __future__ import annotations
 import pytest
 
 from sage import agent, db, locks, verified
+from sage.roles import Role
 from sage.census import cpi, fetch_job, loader, periods, update
 from sage.census.api import CensusClient
 from sage.census.setup import run_setup
@@ -196,7 +197,7 @@ def test_a_verified_answer_of_the_latest_period(fs):
     """Verified before the update; asked again after it (test_after_the_update_...)."""
     answer = agent.ask(CHANGE_2023, fs)
     assert answer.answered and periods.named_periods(answer.sql) == ["2014-2018", "2019-2023"]
-    verified.add(fs, answer.id)
+    verified.add(fs, answer.id, role=Role.OPERATOR)
 
 
 # ---------------------------------------------------------------------------------------------- refusals

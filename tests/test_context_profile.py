@@ -226,9 +226,10 @@ def test_claude_answers_get_the_same_headline_and_context(claude):
 def test_a_profile_can_be_rated_but_not_verified(settings):
     from sage import feedback, verified
     from sage.errors import QuestionError
+    from sage.roles import Role
 
     answer = agent.ask("Ohio", settings, planner="offline")
     assert answer.id is not None and answer.display_hint == "profile"
     with pytest.raises(QuestionError, match="is a place's profile"):
-        verified.add(settings, answer.id)
-    assert feedback.rate(settings, answer.id, "up") > 0
+        verified.add(settings, answer.id, role=Role.CURATOR)
+    assert feedback.rate(settings, answer.id, "up", role=Role.CURATOR) > 0
