@@ -6,6 +6,7 @@ and the app draws it as the answer card.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -60,7 +61,8 @@ class Answer:
     suggestions: list[str] = field(default_factory=list)
     usage: dict[str, Any] = field(default_factory=dict)
     model: str | None = None
-    chunks: list[Chunk] = field(default_factory=list)
+    #: the retrieved context (retrieved when first read: :class:`sage.agent.RetrievedContext`)
+    chunks: Sequence[Chunk] = field(default_factory=list)
     variables: list[dict[str, Any]] = field(default_factory=list)
     #: its id in the query log (``sage.questions``), once recorded
     id: int | None = None

@@ -74,16 +74,13 @@ def _ready(args) -> Any:
     sets it up first, as the app does on its first start (on a fresh machine `python -m sage eval FILE` otherwise
     failed every question: no tables, no read-only role).  Progress goes to stderr, so ``--json`` output stays
     clean."""
-    from .census.setup import run_setup
-    from .errors import NotSetUpError
-    from .status import status
+    from . import db
 
     settings = _settings(args)
-    try:
-        if status(settings).ready:
-            return settings
-    except NotSetUpError:
-        pass  # no tables yet: set up below
+    if db.run(settings, db.OWNER, db.is_set_up):  # one cheap statement: `ask` must start fast
+        return settings
+    from .census.setup import run_setup
+
     print("This database is not set up yet: setting it up first (as `python -m sage setup` does) ...",
           file=sys.stderr)
     report = run_setup(settings, progress=_Progress())

@@ -74,7 +74,7 @@ def status(settings: Settings) -> StatusInfo:
     """The database, its tables and vintages, the retrieval index (with its catalog part) and the planner, read on
     the owner's connection."""
     info = db.server_info(settings)
-    tables, vintages, detail, index = db.run(settings, db.OWNER, _read_status)
+    tables, vintages, detail, index, ready = db.run(settings, db.OWNER, _read_status)
     planner = settings.effective_planner
     catalog = catalog_status(settings, model=index.model) if tables["public.estimates_by_vintage"] else None
     return StatusInfo(
@@ -86,13 +86,15 @@ def status(settings: Settings) -> StatusInfo:
         model=settings.model if planner == "claude" else None,
         vintage_detail=detail,
         # a database of the previous version (no estimates_by_vintage) is not ready: setup migrates it
-        ready=bool(tables["public.estimates"]) and bool(tables["public.estimates_by_vintage"]) and bool(index.chunks),
+        ready=ready,
         catalog=catalog,
     )
 
 
-def _read_status(conn: psycopg.Connection) -> tuple[dict[str, int], list[str], list[VintageInfo] | None, IndexInfo]:
-    """Table counts, vintages and the index, on one owner connection."""
+def _read_status(conn: psycopg.Connection) -> tuple[dict[str, int], list[str], list[VintageInfo] | None, IndexInfo,
+                                                     bool]:
+    """Table counts, vintages, the index and whether setup is complete (:func:`sage.db.is_set_up`, the check a
+    question makes), on one owner connection."""
     tables: dict[str, int] = {}
     vintages: list[str] = []
     detail: list[VintageInfo] | None = None
@@ -112,7 +114,7 @@ def _read_status(conn: psycopg.Connection) -> tuple[dict[str, int], list[str], l
         row = conn.execute("SELECT count(*), min(model) FROM sage.schema_embeddings").fetchone()
         if row:
             index = IndexInfo(chunks=row[0], model=row[1])
-    return tables, vintages, detail, index
+    return tables, vintages, detail, index, db.is_set_up(conn)
 
 
 def _count(conn: psycopg.Connection, table: str) -> int:

@@ -221,10 +221,19 @@ def run_setup(settings: Settings, progress: StepProgress | None = None, *, build
         conn.execute("ANALYZE public.geography, public.variables, public.estimates_by_vintage")
         report.admin_sql = step("creating the read-only role", lambda: create_reader_role(conn, settings))
 
+    # after the data are committed: the offline planner's catalog of this data generation, built once here and read
+    # back by every process in milliseconds (sage.planner.offline.catalog_store)
+    step("building the planner's catalog", lambda: _build_catalog(settings))
     if build_index:
         report.index = step("building the retrieval index", lambda: _build_index(settings, progress))
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _build_catalog(settings: Settings) -> None:
+    from ..planner.offline.catalog import refresh_catalog
+
+    refresh_catalog(settings)
 
 
 def _build_index(settings: Settings, progress: StepProgress) -> dict[str, Any]:
