@@ -73,17 +73,14 @@ def _ready(args) -> Any:
     """The settings, with the database set up: a command that reads the census data on a database never set up
     sets it up first, as the app does on its first start (on a fresh machine `python -m sage eval FILE` otherwise
     failed every question: no tables, no read-only role).  Progress goes to stderr, so ``--json`` output stays
-    clean."""
-    from . import db
+    clean.  On a set-up database this costs one cheap statement: `ask` must start fast."""
+    from .census.setup import ensure_set_up
 
     settings = _settings(args)
-    if db.run(settings, db.OWNER, db.is_set_up):  # one cheap statement: `ask` must start fast
+    report = ensure_set_up(settings, progress=_Progress(), announce=lambda: print(
+        "This database is not set up yet: setting it up first (as `python -m sage setup` does) ...", file=sys.stderr))
+    if report is None:
         return settings
-    from .census.setup import run_setup
-
-    print("This database is not set up yet: setting it up first (as `python -m sage setup` does) ...",
-          file=sys.stderr)
-    report = run_setup(settings, progress=_Progress())
     print(f"Set up in {report.seconds:.1f} s.", file=sys.stderr)
     if report.admin_sql:
         print("\nThis login may not create roles. Ask an administrator to run the SQL below, then set SAGE_READER_URL "
