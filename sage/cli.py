@@ -426,6 +426,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr,
                         format="%(levelname)s %(name)s: %(message)s")
     try:
+        from .db.embedded import keep_running_after_exit
+
+        keep_running_after_exit(load_settings())  # the next command joins the embedded server: no restart
         return args.fn(args)
     except SageError as exc:
         if getattr(args, "json", False):

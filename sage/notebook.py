@@ -39,9 +39,11 @@ def connect(database_url: str | None = None, *, settings: Settings | None = None
     was; returns its settings.  Raises :class:`~sage.errors.SageError` when it cannot be reached or set up."""
     global _current
     from .census.setup import ensure_set_up
+    from .db.embedded import keep_running_after_exit
 
     if settings is None:
         settings = load_settings(database_url=database_url)
+    keep_running_after_exit(settings)  # a notebook restarted, or a script run again, joins the running server
     ensure_set_up(settings, announce=lambda: print(
         "This database is not set up yet: setting it up first (as `python -m sage setup` does) ...",
         file=sys.stderr))

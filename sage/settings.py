@@ -75,6 +75,9 @@ class Settings:
     pool_timeout_s: float = 10.0
     catalog_index: CatalogIndexMode = "background"
     allow_fetch: AllowFetch = "auto"
+    #: how long the embedded server a command (or the notebook API) used keeps running after the last such process
+    #: has exited, so that the next command joins it instead of starting it (0: it stops with the last process)
+    embedded_linger_s: float = 300.0
     data_path: Path = PROJECT_ROOT / "data"
 
     def __post_init__(self) -> None:
@@ -90,7 +93,7 @@ class Settings:
                                 setting="SAGE_ALLOW_FETCH")
         for name, low in (("max_attempts", 1), ("statement_timeout_ms", 100), ("max_rows", 1),
                           ("claude_max_retries", 0), ("pool_size", 1), ("pool_max_overflow", 0),
-                          ("pool_timeout_s", 0.1)):
+                          ("pool_timeout_s", 0.1), ("embedded_linger_s", 0)):
             if getattr(self, name) < low:
                 env = _ENV_FOR[name]
                 raise SettingsError(f"{env} must be at least {low}.", setting=env)
@@ -136,6 +139,7 @@ class Settings:
             "pool_timeout_s": self.pool_timeout_s,
             "allow_fetch": f"{self.allow_fetch} ({'on' if self.fetch_allowed else 'off'})",
             "catalog_index": self.catalog_index,
+            "embedded_linger_s": self.embedded_linger_s,
         }
 
 
@@ -161,6 +165,7 @@ _ENV_FOR = {
     "pool_timeout_s": "SAGE_POOL_TIMEOUT_S",
     "catalog_index": "SAGE_CATALOG_INDEX",
     "allow_fetch": "SAGE_ALLOW_FETCH",
+    "embedded_linger_s": "SAGE_EMBEDDED_LINGER_S",
 }
 
 
