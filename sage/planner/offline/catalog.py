@@ -1,7 +1,9 @@
 """What the offline planner knows about the database: states, counties, measures and which rows exist.
 
-Read once per settings from the database and cached (a `census fetch` bumps the semantic layer's generation and
-the catalog is read again), so planning a question needs no query of its own."""
+Built once per data generation (at setup, after a ``census fetch``, or by the first process that finds none) and
+stored in the database (:mod:`.catalog_store`); a process reads the stored copy once and keeps it (a ``census
+fetch`` in the process bumps the semantic layer's generation and it is read again), so planning a question needs
+no query of its own."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ import psycopg
 
 from ...census import semantic
 from ...census.catalog_search import table_title
-from ...census.semantic import CONTROLLED_TOTALS, Measure, load_measures
+from ...census.semantic import CONTROLLED_TOTALS, Measure
 from ...errors import NotSetUpError
 from .read.vocabulary import FUNCTION_WORDS, geo_key
 
@@ -386,42 +388,49 @@ def refresh_catalog(settings) -> Catalog:
     ``census fetch`` call it right after they change the data, so that no question waits for the build)."""
     key = f"{settings.database_url or ''}|{settings.data_dir}"
     with _load_lock:
-        cat = _build(settings, load_measures(settings))
+        cat = _build(settings)
         with _catalog_lock:
             _catalogs[key] = cat
         return cat
 
 
 def _stored_or_built(settings) -> Catalog:
+    """From the stored copy of this data generation (its measures too: the semantic layer takes the rows they are
+    made of from it), else built and stored."""
     from . import catalog_store
 
-    measures = load_measures(settings)
-    codes = _codes(measures)
-    stored = catalog_store.read(settings, codes)
+    stored = catalog_store.read(settings)
     if stored is not None:
         try:
-            return _assemble(settings, measures, stored)
+            measures = semantic.measures_from_rows(settings, stored["listed"], stored["coverage"])
+            if stored["codes"] == _codes(measures):
+                return _assemble(settings, measures, stored)
         except (KeyError, IndexError, TypeError, ValueError) as exc:  # a copy that decodes but does not fit
             catalog_store.log.warning("the stored planner catalog does not fit (%s): building it again", exc)
-    return _build(settings, measures)
+    return _build(settings)
 
 
 def _codes(measures: list[Measure]) -> list[str]:
     return sorted({c for m in measures for c in m.codes})
 
 
-def _build(settings, measures: list[Measure]) -> Catalog:
-    """Read the census tables (one snapshot), make the catalog and store it under the generation read."""
+def _build(settings) -> Catalog:
+    """Read the census tables in one snapshot (the measures' rows and the catalog's), make the catalog and store
+    it under the generation read."""
     from . import catalog_store
 
-    codes = _codes(measures)
+    def read(conn: psycopg.Connection):
+        listed, coverage = semantic.read_measure_rows(conn)
+        measures = semantic.measures_from_rows(settings, listed, coverage)
+        return listed, coverage, measures, _read_catalog(conn, _codes(measures))
+
     try:
-        generation, rows = catalog_store.read_snapshot(settings, lambda conn: _read_catalog(conn, codes))
+        generation, (listed, coverage, measures, rows) = catalog_store.read_snapshot(settings, read)
     except psycopg.errors.UndefinedTable as exc:
         raise NotSetUpError("The census tables are not there yet: run `python -m sage setup` first.") from exc
-    parts = _parts(*rows)
+    parts = {**_parts(*rows), "listed": listed, "coverage": coverage, "codes": _codes(measures)}
     if generation is not None:
-        catalog_store.write(settings, generation, codes, parts)
+        catalog_store.write(settings, generation, parts)
     return _assemble(settings, measures, parts)
 
 
