@@ -159,11 +159,9 @@ def ask(
         answer.model = settings.model if planner.name == "claude" else None
 
         progress("retrieving", {})
-        t = time.perf_counter()
-        found, catalog = retrieve_parts(settings, text, [(_LOADED_TYPES, _RETRIEVE_POOL),
-                                                         (("acs_table",), _TOP_CATALOG)])
-        answer.chunks = _context(found) + catalog
-        timings["retrieve"] = _ms(t)
+        answer.chunks = RetrievedContext(settings, text, timings)
+        if planner.name != "offline":  # the Claude planner always shows the context: retrieve it now
+            answer.chunks.load()
         if not (use_verified and _from_library(answer, settings, progress, timings, context)) and \
                 not (not context and _profile(answer, settings, progress, timings)):
             _loop(answer, planner, settings, progress, timings, context)
@@ -195,21 +193,67 @@ def _context(chunks: list[Chunk]) -> list[Chunk]:
     return variables + schema
 
 
+class RetrievedContext(Sequence[Chunk]):
+    """A question's retrieved context (the best variables, the schema, the best ACS tables that are not loaded),
+    retrieved the first time it is read.
+
+    The offline planner reads it only for a question that names no measure it knows, and the verified-answer
+    library only when it holds entries; retrieving means embedding the question, and the first embedding in a
+    process loads the model (about a second).  So a command-line ``ask`` of "population of Ohio" never loads it.
+    The time it takes is the ``retrieve`` timing; :attr:`ms` lets the stage that read it leave it out of its own.
+    """
+
+    def __init__(self, settings: Settings, question: str, timings: dict[str, float]) -> None:
+        self._settings, self._question, self._timings = settings, question, timings
+        self._chunks: list[Chunk] | None = None
+        self.ms = 0.0
+
+    def load(self) -> list[Chunk]:
+        """The chunks, retrieved now if they were not yet."""
+        if self._chunks is None:
+            t = time.perf_counter()
+            found, catalog = retrieve_parts(self._settings, self._question,
+                                            [(_LOADED_TYPES, _RETRIEVE_POOL), (("acs_table",), _TOP_CATALOG)])
+            self._chunks = _context(found) + catalog
+            self.ms = _ms(t)
+            self._timings["retrieve"] = self._timings.get("retrieve", 0.0) + self.ms
+        return self._chunks
+
+    def __len__(self) -> int:
+        return len(self.load())
+
+    def __getitem__(self, i):
+        return self.load()[i]
+
+    def __iter__(self):
+        return iter(self.load())
+
+    @property
+    def retrieved(self) -> bool:
+        return self._chunks is not None
+
+
+def _retrieval_ms(chunks: Sequence[Chunk]) -> float:
+    """How long reading ``chunks`` took to retrieve them so far (0 for a plain list)."""
+    return chunks.ms if isinstance(chunks, RetrievedContext) else 0.0
+
+
 def _loop(answer: Answer, planner: Planner, settings: Settings, progress: StageProgress, timings: dict,
           context: Sequence[PriorTurn] = ()) -> None:
     for attempt_no in range(1, settings.max_attempts + 1):
         progress("planning", {"attempt": attempt_no})
         t = time.perf_counter()
+        retrieved = _retrieval_ms(answer.chunks)  # a retrieval the planner causes is the retrieve stage's time
         try:
             plan: Plan = planner.plan(answer.question, answer.chunks, list(answer.attempts), list(context))
         except PlanningError as exc:
-            timings["plan"] += _ms(t)
+            timings["plan"] += _ms(t) - (_retrieval_ms(answer.chunks) - retrieved)
             if exc.kind != ErrorKind.BAD_ANSWER:  # no key, bad key, rate limit, network: a retry would not help
                 raise
             answer.attempts.append(Attempt("", _short(exc), exc.kind))
             answer.error = exc
             continue
-        timings["plan"] += _ms(t)
+        timings["plan"] += _ms(t) - (_retrieval_ms(answer.chunks) - retrieved)
         _take_plan(answer, plan)
         if plan.declined:
             answer.error = None
@@ -340,12 +384,13 @@ def _from_library(answer: Answer, settings: Settings, progress: StageProgress, t
     the executor like any plan.  An entry the guard now refuses or that no longer runs is flagged and skipped (the
     answer says so); False when nothing was served and the planner must answer."""
     t = time.perf_counter()
+    retrieved = _retrieval_ms(answer.chunks)
     try:
         found, reading = verified.matches(settings, answer.question, answer.chunks, context)
     except SageError as exc:  # the library is an aid: a failure there must not cost the answer
         log.warning("the verified-answer library could not be searched: %s", exc)
         found, reading = [], None
-    timings["verified"] = _ms(t)
+    timings["verified"] = _ms(t) - (_retrieval_ms(answer.chunks) - retrieved)
     for entry in found:
         progress("checking", {"attempt": 1, "verified": entry.id})
         stale = _unread_period(settings, entry)

@@ -6,15 +6,22 @@ and the app draws it as the answer card.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .census.periods import named_periods
 from .errors import ErrorKind, SageError
 from .execute import Result
 from .planner.base import Attempt, PriorTurn
 from .types import READ_AS, Chunk, DisplayHint
+
+if TYPE_CHECKING:
+    import altair
+    import pandas
+
+    from .charts import ChartSpec
 
 
 class Outcome(StrEnum):
@@ -73,7 +80,8 @@ class Answer:
     suggestions: list[str] = field(default_factory=list)
     usage: dict[str, Any] = field(default_factory=dict)
     model: str | None = None
-    chunks: list[Chunk] = field(default_factory=list)
+    #: the retrieved context (retrieved when first read: :class:`sage.agent.RetrievedContext`)
+    chunks: Sequence[Chunk] = field(default_factory=list)
     variables: list[dict[str, Any]] = field(default_factory=list)
     #: its id in the query log (``sage.questions``), once recorded
     id: int | None = None
@@ -135,6 +143,68 @@ class Answer:
                 info["fetch"] = self.fetch
             return info
         return (self.error or SageError("No answer.")).to_dict()
+
+    def raise_for_outcome(self) -> None:
+        """Raise why there are no rows: the error of a failed answer, or a :class:`SageError` with the decline's
+        reason and kind (``declined``, ``needs_fetch``, ``ambiguous``) for a declined one; nothing when answered."""
+        if self.answered:
+            return
+        if self.declined:
+            raise SageError(self.decline or "The data cannot answer this question.", kind=self.decline_kind)
+        raise self.error or SageError("No answer.")
+
+    # --- the notebook view (``sage.ask``): pandas and Altair are imported here, when used, never by the CLI
+
+    @property
+    def df(self) -> pandas.DataFrame:
+        """The rows as a pandas DataFrame, columns named as the query named them (a ``<value>_moe`` column beside
+        a value is its 90% margin of error).  Raises like :meth:`raise_for_outcome` when there are no rows."""
+        self.raise_for_outcome()
+        import pandas as pd
+
+        assert self.result is not None  # answered
+        return pd.DataFrame(self.result.rows, columns=self.result.columns)
+
+    def chart_spec(self) -> ChartSpec:
+        """What the app's answer card draws for these rows and this display hint (:func:`sage.charts.build`)."""
+        self.raise_for_outcome()
+        from .charts import build
+
+        assert self.result is not None  # answered
+        return build(self.result.columns, self.result.rows, self.display_hint)
+
+    def chart(self) -> altair.TopLevelMixin | None:
+        """The Altair chart the app draws for this answer; None when the card shows a number, a row of numbers or
+        the table instead (``chart_spec()`` has the numbers and says why)."""
+        return self.chart_spec().chart
+
+    @property
+    def read_as(self) -> str | None:
+        """How the question was read, on its own ("median household income, Williamson County, TX"): a
+        follow-up's standalone reading (the card's "Read as"); None when the planner gave none."""
+        return self.standalone or None
+
+    @property
+    def margins(self) -> dict[str, list[Any]]:
+        """Each value column's 90% margins of error, row by row (``{"median_income": [1652, ...]}``, None where
+        none was published); only the columns that have a ``<value>_moe`` column."""
+        if self.result is None:
+            return {}
+        from .significance import margin_columns
+
+        cols = self.result.columns
+        return {value: [row[cols.index(moe)] for row in self.result.rows]
+                for value, moe in margin_columns(cols).items()}
+
+    def _repr_html_(self) -> str:
+        from .answer_view import answer_html
+
+        return answer_html(self)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        from .answer_view import answer_html, answer_text
+
+        return {"text/html": answer_html(self), "text/plain": answer_text(self)}
 
     def as_prior(self) -> PriorTurn:
         """This answer as an earlier turn of a conversation: question, reading, SQL and assumptions — no rows."""

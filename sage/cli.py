@@ -73,20 +73,14 @@ def _ready(args) -> Any:
     """The settings, with the database set up: a command that reads the census data on a database never set up
     sets it up first, as the app does on its first start (on a fresh machine `python -m sage eval FILE` otherwise
     failed every question: no tables, no read-only role).  Progress goes to stderr, so ``--json`` output stays
-    clean."""
-    from .census.setup import run_setup
-    from .errors import NotSetUpError
-    from .status import status
+    clean.  On a set-up database this costs one cheap statement: `ask` must start fast."""
+    from .census.setup import ensure_set_up
 
     settings = _settings(args)
-    try:
-        if status(settings).ready:
-            return settings
-    except NotSetUpError:
-        pass  # no tables yet: set up below
-    print("This database is not set up yet: setting it up first (as `python -m sage setup` does) ...",
-          file=sys.stderr)
-    report = run_setup(settings, progress=_Progress())
+    report = ensure_set_up(settings, progress=_Progress(), announce=lambda: print(
+        "This database is not set up yet: setting it up first (as `python -m sage setup` does) ...", file=sys.stderr))
+    if report is None:
+        return settings
     print(f"Set up in {report.seconds:.1f} s.", file=sys.stderr)
     if report.admin_sql:
         print("\nThis login may not create roles. Ask an administrator to run the SQL below, then set SAGE_READER_URL "
@@ -507,6 +501,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr,
                         format="%(levelname)s %(name)s: %(message)s")
     try:
+        from .db.embedded import keep_running_after_exit
+
+        keep_running_after_exit(load_settings())  # the next command joins the embedded server: no restart
         return args.fn(args)
     except SageError as exc:
         if getattr(args, "json", False):

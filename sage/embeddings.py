@@ -240,6 +240,13 @@ _providers: dict[str, EmbeddingProvider] = {}
 _providers_lock = threading.Lock()
 
 
+def provider_name(settings: Settings) -> str:
+    """The name :func:`get_provider` 's model is stored under, without loading it (loading takes a second: a
+    question that needs no embedding, such as one the verified-answer library cannot answer because it is empty,
+    must not pay for it)."""
+    return (settings.embedding_model or "").strip() or BUNDLED_NAME
+
+
 def get_provider(settings: Settings) -> EmbeddingProvider:
     """The provider named by ``settings.embedding_model`` (None: the bundled MiniLM), loaded once per process."""
     key = (settings.embedding_model or "").strip()
@@ -279,4 +286,5 @@ __all__ = [
     "background_provider",
     "bundled_model_path",
     "get_provider",
+    "provider_name",
 ]

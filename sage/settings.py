@@ -85,6 +85,9 @@ class Settings:
     #: Claude tokens (input, output and cache) all sessions may spend in a day (UTC); unset: no cap. Past it the
     #: offline planner answers
     claude_daily_tokens: int | None = None
+    #: how long the embedded server a command (or the notebook API) used keeps running after the last such process
+    #: has exited, so that the next command joins it instead of starting it (0: it stops with the last process)
+    embedded_linger_s: float = 300.0
     data_path: Path = PROJECT_ROOT / "data"
 
     def __post_init__(self) -> None:
@@ -100,7 +103,8 @@ class Settings:
                                 setting="SAGE_ALLOW_FETCH")
         for name, low in (("max_attempts", 1), ("statement_timeout_ms", 100), ("max_rows", 1),
                           ("claude_max_retries", 0), ("pool_size", 1), ("pool_max_overflow", 0),
-                          ("pool_timeout_s", 0.1), ("max_questions_per_minute", 1), ("claude_daily_tokens", 0)):
+                          ("pool_timeout_s", 0.1), ("max_questions_per_minute", 1), ("claude_daily_tokens", 0),
+                          ("embedded_linger_s", 0)):
             if getattr(self, name) is not None and getattr(self, name) < low:
                 env = _ENV_FOR[name]
                 raise SettingsError(f"{env} must be at least {low}.", setting=env)
@@ -155,6 +159,7 @@ class Settings:
             "curators": len(self.curator_emails),
             "max_questions_per_minute": self.max_questions_per_minute,
             "claude_daily_tokens": self.claude_daily_tokens if self.claude_daily_tokens is not None else "no cap",
+            "embedded_linger_s": self.embedded_linger_s,
         }
 
 
@@ -184,6 +189,7 @@ _ENV_FOR = {
     "curators": "SAGE_CURATORS",
     "max_questions_per_minute": "SAGE_MAX_QUESTIONS_PER_MINUTE",
     "claude_daily_tokens": "SAGE_CLAUDE_DAILY_TOKENS",
+    "embedded_linger_s": "SAGE_EMBEDDED_LINGER_S",
 }
 
 

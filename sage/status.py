@@ -96,7 +96,7 @@ def status(settings: Settings, *, check_release: bool = False) -> StatusInfo:
     the owner's connection; with ``check_release``, whether the Census Data API lists a newer ACS 5-year release
     (:func:`release_status`)."""
     info = db.server_info(settings)
-    tables, vintages, detail, index = db.run(settings, db.OWNER, _read_status)
+    tables, vintages, detail, index, ready = db.run(settings, db.OWNER, _read_status)
     latest, pending = db.run(settings, db.OWNER, _read_periods) if tables["public.variables"] else (None, [])
     planner = settings.effective_planner
     catalog = catalog_status(settings, model=index.model) if tables["public.estimates_by_vintage"] else None
@@ -109,7 +109,7 @@ def status(settings: Settings, *, check_release: bool = False) -> StatusInfo:
         model=settings.model if planner == "claude" else None,
         vintage_detail=detail,
         # a database of the previous version (no estimates_by_vintage) is not ready: setup migrates it
-        ready=bool(tables["public.estimates"]) and bool(tables["public.estimates_by_vintage"]) and bool(index.chunks),
+        ready=ready,
         catalog=catalog,
         latest=latest,
         pending=pending,
@@ -155,8 +155,10 @@ def release_status(settings: Settings, latest: str | None) -> ReleaseInfo:
     return ReleaseInfo(checked=True, newest=newest, newer=newer, message=message)
 
 
-def _read_status(conn: psycopg.Connection) -> tuple[dict[str, int], list[str], list[VintageInfo] | None, IndexInfo]:
-    """Table counts, vintages and the index, on one owner connection."""
+def _read_status(conn: psycopg.Connection) -> tuple[dict[str, int], list[str], list[VintageInfo] | None, IndexInfo,
+                                                     bool]:
+    """Table counts, vintages, the index and whether setup is complete (:func:`sage.db.is_set_up`, the check a
+    question makes), on one owner connection."""
     tables: dict[str, int] = {}
     vintages: list[str] = []
     detail: list[VintageInfo] | None = None
@@ -176,7 +178,7 @@ def _read_status(conn: psycopg.Connection) -> tuple[dict[str, int], list[str], l
         row = conn.execute("SELECT count(*), min(model) FROM sage.schema_embeddings").fetchone()
         if row:
             index = IndexInfo(chunks=row[0], model=row[1])
-    return tables, vintages, detail, index
+    return tables, vintages, detail, index, db.is_set_up(conn)
 
 
 def _count(conn: psycopg.Connection, table: str) -> int:

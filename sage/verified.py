@@ -39,7 +39,7 @@ import psycopg
 from . import db, execute, guard, querylog
 from .answer import Outcome
 from .compare import compare_results, gold_is_ordered
-from .embeddings import get_provider
+from .embeddings import get_provider, provider_name
 from .errors import ErrorKind, ExecutionError, GuardError, QuestionError, SageError
 from .execute import Result
 from .planner.base import PriorTurn
@@ -261,13 +261,13 @@ def invalidate(settings: Settings, verified_id: int, reason: str) -> None:
 def closest(settings: Settings, text: str, *, limit: int = _CANDIDATES, floor: float = 0.0,
             conn: psycopg.Connection | None = None, known_not_empty: bool = False) -> list[VerifiedAnswer]:
     """The valid entries embedded with this database's model, most similar to ``text`` first, at least ``floor``."""
-    provider = get_provider(settings)
     querylog.ensure_tables(settings)
     if conn is None:
         with db.owner(settings) as own:
             return closest(settings, text, limit=limit, floor=floor, conn=own, known_not_empty=known_not_empty)
-    if not known_not_empty and not _any_valid(conn, provider.name):
-        return []  # no embedding needed
+    if not known_not_empty and not _any_valid(conn, provider_name(settings)):
+        return []  # no embedding needed (nor the model loaded)
+    provider = get_provider(settings)
     vector = _vector(provider.embed([text])[0])
     rows = conn.execute(
         f"""SELECT {', '.join(_COLUMNS)}, 1 - (embedding <=> %(v)s::vector) AS similarity
@@ -313,7 +313,7 @@ def matches(settings: Settings, question: str, chunks: Sequence[Chunk] = (),
     when the library is empty and nothing was read)."""
     querylog.ensure_tables(settings)
     with db.owner(settings) as conn:
-        if not _any_valid(conn, get_provider(settings).name):
+        if not _any_valid(conn, provider_name(settings)):
             return [], None
         reading = read(settings, question, chunks, context)
         text = reading.standalone if reading.followup else question

@@ -16,6 +16,8 @@ import psycopg
 import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing may download during tests
+# commands run by tests stop their temporary embedded servers when they exit, as before (no lingering server)
+os.environ.setdefault("SAGE_EMBEDDED_LINGER_S", "0")
 
 from sage import db  # noqa: E402
 from sage.census.setup import run_setup  # noqa: E402
@@ -29,9 +31,11 @@ def make_settings(**overrides):
 
     The app does not index the ACS table catalog in the background here (``catalog_index="off"``): such a thread
     would outlive the test that started the app, compete for the cores and change a shared database's index;
-    tests of the background build ask for it.
+    tests of the background build ask for it.  Nor does an embedded server outlive its test
+    (``embedded_linger_s=0``).
     """
-    return load_settings(environ={}, secrets_path=NO_SECRETS, **{"catalog_index": "off", **overrides})
+    return load_settings(environ={}, secrets_path=NO_SECRETS,
+                         **{"catalog_index": "off", "embedded_linger_s": 0, **overrides})
 
 
 @pytest.fixture(scope="session")

@@ -13,11 +13,11 @@ from __future__ import annotations
 import pytest
 
 from sage import agent, db, locks, verified
-from sage.roles import Role
 from sage.census import cpi, fetch_job, loader, periods, update
 from sage.census.api import CensusClient
 from sage.census.setup import run_setup
 from sage.errors import ErrorKind, SageError
+from sage.roles import Role
 from sage.status import status
 
 from .conftest import make_settings

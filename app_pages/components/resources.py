@@ -8,14 +8,13 @@ from typing import Any
 
 import streamlit as st
 
-from sage import agent
+from sage import agent, db
 from sage.catalog_index import catalog_status, start_background_build
 from sage.census.setup import run_setup
 from sage.errors import ErrorKind, SageError
 from sage.planner.base import Planner
 from sage.retrieve import retrieve
 from sage.settings import Settings, load_settings
-from sage.status import status
 
 from .errors import show_error
 from .text import md
@@ -48,8 +47,8 @@ def _setup_state(_settings: Settings, key: int) -> dict[str, Any]:
 def ensure_ready(settings: Settings) -> None:
     """Make sure the database is set up; the first start shows each setup step and the rows loaded.
 
-    Later starts on a warm data directory only check ``status()`` (a few milliseconds once the server runs), so
-    the page appears quickly; ``python -m sage setup`` re-runs the full, idempotent setup.
+    Later starts on a warm data directory only check that setup is complete (:func:`sage.db.is_set_up`, one
+    statement), so the page appears quickly; ``python -m sage setup`` re-runs the full, idempotent setup.
     """
     state = _setup_state(settings, hash(settings))
     if state["ready"]:
@@ -58,7 +57,7 @@ def ensure_ready(settings: Settings) -> None:
         if state["ready"]:
             return
         try:
-            if status(settings).ready:
+            if db.run(settings, db.OWNER, db.is_set_up):  # one cheap statement
                 state["ready"] = True
                 _warm_up(settings)
                 return
@@ -103,10 +102,11 @@ def _warm_up(settings: Settings) -> None:
     def work() -> None:
         try:
             planner = agent.make_planner(settings)  # sage caches it per settings; get_planner() finds it built
+            # the embedding model: a question only loads it when it needs retrieval, and then it is ready
+            retrieve(settings, "population of Ohio", top_k=3)
             if planner.name == "offline":
                 agent.ask("warm up: population of Ohio", settings, planner=planner, record=False)
             else:  # a Claude planner would call the API: warm up everything but planning
-                retrieve(settings, "population of Ohio", top_k=3)
                 agent.run_sql("SELECT 1 AS one FROM public.geography LIMIT 1", settings, record=False)
         except Exception:  # warming up is an optimisation; the first real question reports real problems
             log.debug("warming up failed", exc_info=True)

@@ -144,9 +144,14 @@ def _refresh_index(settings: Settings, progress: StepProgress | None) -> dict[st
 
 
 def _refresh_semantic(settings: Settings) -> dict[str, Any]:
-    """Drop the semantic layer's per-database cache so measures over the new variables become available."""
+    """Drop the semantic layer's per-database cache so measures over the new variables become available, and build
+    the offline planner's catalog of the new data generation right away (stored for every process: the next
+    question, here or in another process, reads it instead of building it)."""
+    from ..planner.offline.catalog import refresh_catalog
+
     try:
         measures = load_measures(settings, refresh=True)
+        refresh_catalog(settings)
     except SageError as exc:
         return {"status": "failed", "message": exc.message}
     except Exception as exc:  # a broken measures file must not hide a finished load

@@ -34,10 +34,26 @@ class Mention:
         return (self.start, self.end)
 
 
-_pattern_cache: dict[tuple, list[tuple[re.Pattern, Measure, str, bool]]] = {}
+class _LazyPattern:
+    """A synonym's regex, compiled the first time a question holds its first word: the measures have some 1,300
+    synonyms, and compiling them all cost the first question of a process about 0.3 s, for the few it can match."""
+
+    __slots__ = ("_compiled", "source")
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self._compiled: re.Pattern | None = None
+
+    def finditer(self, text: str):
+        if self._compiled is None:
+            self._compiled = re.compile(self.source)
+        return self._compiled.finditer(text)
 
 
-def _patterns(measures: Sequence[Measure]) -> list[tuple[re.Pattern, Measure, str, bool]]:
+_pattern_cache: dict[tuple, list[tuple[_LazyPattern, Measure, str, bool]]] = {}
+
+
+def _patterns(measures: Sequence[Measure]) -> list[tuple[_LazyPattern, Measure, str, bool]]:
     key = tuple(id(m) for m in measures)
     cached = _pattern_cache.get(key)
     if cached is not None:
@@ -52,7 +68,7 @@ def _patterns(measures: Sequence[Measure]) -> list[tuple[re.Pattern, Measure, st
                 body = r"\s+".join(words)
                 plural = "" if phrase.endswith("s") or not phrase[-1].isalpha() else "(?:s|es)?"
                 end = r"(?![a-z0-9])" if phrase[-1].isalnum() else ""
-                pats.append((re.compile(r"(?<![a-z0-9])" + body + plural + end), m, phrase, weak))
+                pats.append((_LazyPattern(r"(?<![a-z0-9])" + body + plural + end), m, phrase, weak))
     pats.sort(key=lambda p: -len(p[2]))
     if len(_pattern_cache) > 32:
         _pattern_cache.clear()

@@ -320,8 +320,40 @@ CREATE EXTENSION IF NOT EXISTS vector;
 CREATE SCHEMA IF NOT EXISTS sage;
 """
 
+#: the census data's generation: a number that every statement writing the census tables raises, in that
+#: statement's own transaction (a trigger, so no write path can forget it, and a reader sees the new number exactly
+#: when it sees the new rows).  What is derived from the data and kept between processes (the offline planner's
+#: catalog, ``sage.planner_catalog``) is stored under the generation it was read in and is never used for another.
+#: One row, so writers of the census tables queue on it; they are rare (setup, ``census fetch``, one at a time).
+GENERATION_DDL = """
+CREATE TABLE IF NOT EXISTS sage.data_generation (
+    only_row   boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+    generation bigint NOT NULL,
+    changed_at timestamptz NOT NULL DEFAULT now()
+);
+INSERT INTO sage.data_generation (only_row, generation) VALUES (true, 1) ON CONFLICT (only_row) DO NOTHING;
+CREATE OR REPLACE FUNCTION sage.bump_data_generation() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE sage.data_generation SET generation = generation + 1, changed_at = now();
+    RETURN NULL;
+END $$;
+""" + "".join(
+    f"CREATE OR REPLACE TRIGGER data_generation AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON {table} "
+    "FOR EACH STATEMENT EXECUTE FUNCTION sage.bump_data_generation();\n"
+    for table in ("public.geography", "public.variables", "public.estimates_by_vintage")
+) + """
+CREATE TABLE IF NOT EXISTS sage.planner_catalog (
+    generation bigint NOT NULL,
+    builder    text NOT NULL,
+    payload    bytea NOT NULL,
+    sha256     text NOT NULL,
+    built_at   timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (generation, builder)
+);
+"""
+
 #: everything a fresh database needs (run after :func:`sage.census.migrate.migrate` on an older one)
-DDL = PRELUDE + SAGE_DDL + TABLES_DDL
+DDL = PRELUDE + SAGE_DDL + TABLES_DDL + GENERATION_DDL
 
 _ESTIMATE_TEXT = (
     "Most estimates are raw counts (people, households, housing units) that can be summed across places; medians, "

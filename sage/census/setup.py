@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import secrets
 import time
+from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any
@@ -228,10 +229,31 @@ def run_setup(settings: Settings, progress: StepProgress | None = None, *, build
         conn.execute("ANALYZE public.geography, public.variables, public.estimates_by_vintage")
         report.admin_sql = step("creating the read-only role", lambda: create_reader_role(conn, settings))
 
+        # after the data are committed: the offline planner's catalog of this data generation, built once here and
+        # read back by every process in milliseconds (sage.planner.offline.catalog_store)
+        step("building the planner's catalog", lambda: _build_catalog(settings))
         if build_index:
             report.index = step("building the retrieval index", lambda: _build_index(settings, progress))
     report.seconds = time.perf_counter() - started
     return report
+
+
+def ensure_set_up(settings: Settings, progress: StepProgress | None = None, *,
+                  announce: Callable[[], None] | None = None) -> SetupReport | None:
+    """Set the database up unless it is (one cheap statement, :func:`sage.db.is_set_up`): what a command or the
+    notebook API does before its first question, as the app does on its first start.  None when it was set up;
+    else the report of the setup just run (``announce`` is called before it starts)."""
+    if db.run(settings, db.OWNER, db.is_set_up):
+        return None
+    if announce is not None:
+        announce()
+    return run_setup(settings, progress=progress)
+
+
+def _build_catalog(settings: Settings) -> None:
+    from ..planner.offline.catalog import refresh_catalog
+
+    refresh_catalog(settings)
 
 
 def _build_index(settings: Settings, progress: StepProgress) -> dict[str, Any]:

@@ -23,13 +23,13 @@ the public names of its parts, one responsibility each:
                        :func:`run` with its one retry
 :mod:`.failures`       what a failed connection says (not reachable, lost under a statement, busy)
 :mod:`.queries`        helpers for the product's own statements (:func:`one_row`, :func:`scalar`,
-                       :func:`require_setup`, :func:`server_info`)
+                       :func:`is_set_up`, :func:`require_setup`, :func:`server_info`)
 =====================  ==========================================================================================
 """
 
 from .failures import ConnectionLostError
 from .pool import connect, dispose, engine, ensure_vector, owner, reader, reader_connect, run
-from .queries import one_row, require_setup, scalar, server_info
+from .queries import is_set_up, one_row, require_setup, scalar, server_info
 from .roles import OWNER, READER, READER_ROLE, admin_url, reader_url
 
 __all__ = [
@@ -42,6 +42,7 @@ __all__ = [
     "dispose",
     "engine",
     "ensure_vector",
+    "is_set_up",
     "one_row",
     "owner",
     "reader",

@@ -14,8 +14,11 @@ asks it for the server's URL, and a failed connection asks it to start a stopped
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -74,7 +77,61 @@ def _start_embedded(data_dir: Path) -> Any:
             ) from exc
         _servers[data_dir] = server
         log.info("embedded PostgreSQL ready in %s", data_dir)
+        if data_dir in _linger:  # after pgserver's own exit hook: ours runs first
+            atexit.register(_leave_running, data_dir, _linger[data_dir])
         return server
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# keeping the server running between commands
+
+#: in the data directory: the pid of the process that keeps the server running (:mod:`sage.db.linger`); its
+#: modification time is when the last command left
+LINGER_PID = "sage-linger.pid"
+#: data directory -> seconds, for the processes that asked (:func:`keep_running_after_exit`)
+_linger: dict[Path, float] = {}
+
+
+def keep_running_after_exit(settings: Settings) -> None:
+    """Leave the embedded server running for ``SAGE_EMBEDDED_LINGER_S`` after this process exits (the command
+    line, the notebook API), so that the next command joins it instead of starting PostgreSQL again: starting it
+    and stopping it at exit cost a command-line ``ask`` about as long as everything else it does.  A small
+    process (:mod:`sage.db.linger`) holds the server for that long after the last command and then stops it,
+    unless another process (the app) still uses it."""
+    if not settings.embedded or settings.embedded_linger_s <= 0:
+        return
+    data_dir = _data_dir(settings)
+    with _lock:
+        if data_dir in _linger:
+            return
+        _linger[data_dir] = settings.embedded_linger_s
+        if data_dir in _servers:  # started already: pgserver's exit hook is registered, ours comes after it
+            atexit.register(_leave_running, data_dir, settings.embedded_linger_s)
+
+
+def _leave_running(data_dir: Path, seconds: float) -> None:
+    """At exit: extend the lingering process's time, or start one and leave the server running for it."""
+    server = _servers.get(data_dir)
+    if server is None:
+        return
+    pidfile = data_dir / LINGER_PID
+    try:
+        pid = int(pidfile.read_text().strip() or 0)
+    except (OSError, ValueError):
+        pid = 0
+    if pid and _pid_state(pid) == "running":
+        try:
+            os.utime(pidfile)  # it holds a handle, so this exit does not stop the server; it waits longer
+            return
+        except OSError:
+            pass
+    server.cleanup_mode = None  # this exit leaves the server running; the lingering process stops it later
+    try:
+        subprocess.Popen([sys.executable, "-m", "sage.db.linger", str(data_dir), str(seconds)],
+                         cwd=Path(__file__).resolve().parents[2], stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    except OSError:
+        server.cleanup_mode = "stop"  # no helper: stop it as before
 
 
 def _check_writable(data_dir: Path) -> None:

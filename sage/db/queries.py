@@ -52,6 +52,22 @@ def server_info(settings: Settings) -> dict[str, Any]:
     }
 
 
+#: what a set-up database has, in one cheap statement (each EXISTS stops at the first row): census estimates, the
+#: retrieval index, and the data generation (``sage.census.schema.GENERATION_DDL``; a database set up before it
+#: existed gets it from setup, which is quick on a loaded database)
+SET_UP_QUERY = ("SELECT EXISTS (SELECT FROM public.estimates) AND EXISTS (SELECT FROM public.estimates_by_vintage) "
+                "AND EXISTS (SELECT FROM sage.schema_embeddings) AND EXISTS (SELECT FROM sage.data_generation)")
+
+
+def is_set_up(conn: psycopg.Connection[Any]) -> bool:
+    """Whether setup has run to the end on this database: the check every command and the app make before a
+    question (one statement; counting the rows, as ``status`` does, costs far more)."""
+    try:
+        return bool(scalar(conn, SET_UP_QUERY))
+    except psycopg.errors.UndefinedTable:
+        return False
+
+
 def require_setup(conn: psycopg.Connection[Any]) -> None:
     """Raise :class:`NotSetUpError` unless the census tables exist."""
     if scalar(conn, "SELECT to_regclass('public.estimates')") is None:

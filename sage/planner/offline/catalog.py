@@ -1,7 +1,9 @@
 """What the offline planner knows about the database: states, counties, measures and which rows exist.
 
-Read once per settings from the database and cached (a `census fetch` bumps the semantic layer's generation and
-the catalog is read again), so planning a question needs no query of its own."""
+Built once per data generation (at setup, after a ``census fetch``, or by the first process that finds none) and
+stored in the database (:mod:`.catalog_store`); a process reads the stored copy once and keeps it (a ``census
+fetch`` in the process bumps the semantic layer's generation and it is read again), so planning a question needs
+no query of its own."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ import psycopg
 
 from ...census import semantic
 from ...census.catalog_search import table_title
-from ...census.semantic import CONTROLLED_TOTALS, Measure, load_measures
+from ...census.semantic import CONTROLLED_TOTALS, Measure
 from ...errors import NotSetUpError
 from .read.vocabulary import FUNCTION_WORDS, geo_key
 
@@ -323,11 +325,12 @@ _TOTAL_EQUIVALENTS = {"B03002_001E": "B01003_001E", "B02001_001E": "B01003_001E"
 
 def _read_catalog(conn: psycopg.Connection, codes: list[str]):
     """Every named place, which of them have each of ``codes`` (now and in earlier periods), populations (to order
-    ambiguous names), every variable's periods, and the levels with rows."""
+    ambiguous names), every variable's periods, and the levels with rows (in GEO_ID order, so that two reads of
+    the same data give the same catalog)."""
     levels = list(NAMED_LEVELS)
     geo = conn.execute(
         "SELECT geo_id, level, state_fips, state_abbr, state_name, county_name, place_name FROM public.geography "
-        "WHERE level = ANY(%s)", (levels,)
+        "WHERE level = ANY(%s) ORDER BY geo_id COLLATE \"C\"", (levels,)
     ).fetchall()
     have = conn.execute(
         "SELECT e.variable_code, array_agg(e.geo_id) FROM public.estimates e "
@@ -353,12 +356,17 @@ def _read_catalog(conn: psycopg.Connection, codes: list[str]):
     coded = sorted(loaded & set(CODED))
     units = conn.execute(
         "SELECT geo_id, level, name, state_abbr, CASE WHEN county_fips IS NOT NULL THEN '0500000US' || state_fips "
-        "|| county_fips END FROM public.geography WHERE level = ANY(%s)", (coded,)).fetchall() if coded else []
+        "|| county_fips END FROM public.geography WHERE level = ANY(%s) ORDER BY geo_id COLLATE \"C\"",
+        (coded,)).fetchall() if coded else []
     return geo, have, pop, loaded, periods, earlier, units
 
 
 def load_catalog(settings) -> Catalog:
-    """Read places, measures and row coverage from the database once per settings (owner connection)."""
+    """The catalog of the database of ``settings``: kept in the process, else read from its stored copy
+    (:mod:`.catalog_store`: milliseconds), else built from the census tables and stored (seconds: some 32,000
+    place names to normalise) — once per data generation, not once per process.
+
+    A ``census fetch`` in this process bumps the semantic layer's generation and the catalog is read again."""
     key = f"{settings.database_url or ''}|{settings.data_dir}"
     with _catalog_lock:
         cat = _catalogs.get(key)
@@ -369,48 +377,110 @@ def load_catalog(settings) -> Catalog:
             cat = _catalogs.get(key)
         if cat is not None and cat.generation == semantic.generation(settings):
             return cat
-        return _read(settings, key)
+        cat = _stored_or_built(settings)
+        with _catalog_lock:
+            _catalogs[key] = cat
+        return cat
 
 
-def _read(settings, key: str) -> Catalog:
-    from ...db import owner
+def refresh_catalog(settings) -> Catalog:
+    """Build the catalog from the census tables now and store it under their generation (setup and
+    ``census fetch`` call it right after they change the data, so that no question waits for the build)."""
+    key = f"{settings.database_url or ''}|{settings.data_dir}"
+    with _load_lock:
+        cat = _build(settings)
+        with _catalog_lock:
+            _catalogs[key] = cat
+        return cat
 
-    measures = load_measures(settings)
+
+def _stored_or_built(settings) -> Catalog:
+    """From the stored copy of this data generation (its measures too: the semantic layer takes the rows they are
+    made of from it), else built and stored."""
+    from . import catalog_store
+
+    stored = catalog_store.read(settings)
+    if stored is not None:
+        try:
+            measures = semantic.measures_from_rows(settings, stored["listed"], stored["coverage"])
+            if stored["codes"] == _codes(measures):
+                return _assemble(settings, measures, stored)
+        except (KeyError, IndexError, TypeError, ValueError) as exc:  # a copy that decodes but does not fit
+            catalog_store.log.warning("the stored planner catalog does not fit (%s): building it again", exc)
+    return _build(settings)
+
+
+def _codes(measures: list[Measure]) -> list[str]:
+    return sorted({c for m in measures for c in m.codes})
+
+
+def _build(settings) -> Catalog:
+    """Read the census tables in one snapshot (the measures' rows and the catalog's), make the catalog and store
+    it under the generation read."""
+    from . import catalog_store
+
+    def read(conn: psycopg.Connection):
+        listed, coverage = semantic.read_measure_rows(conn)
+        measures = semantic.measures_from_rows(settings, listed, coverage)
+        return listed, coverage, measures, _read_catalog(conn, _codes(measures))
+
     try:
-        with owner(settings) as conn:
-            geo, have, pop, levels, periods, earlier, unit_rows = _read_catalog(
-                conn, sorted({c for m in measures for c in m.codes}))
+        generation, (listed, coverage, measures, rows) = catalog_store.read_snapshot(settings, read)
     except psycopg.errors.UndefinedTable as exc:
         raise NotSetUpError("The census tables are not there yet: run `python -m sage setup` first.") from exc
-    states = [State(r[2], r[3], r[4], r[0]) for r in geo if r[1] == "state"]
-    by_fips = {s.fips: s for s in states}
-    counties = []
-    localities = []
+    parts = {**_parts(*rows), "listed": listed, "coverage": coverage, "codes": _codes(measures)}
+    if generation is not None:
+        catalog_store.write(settings, generation, parts)
+    return _assemble(settings, measures, parts)
+
+
+def _parts(geo, have, pop, levels, periods, earlier, unit_rows) -> dict[str, Any]:
+    """The catalog's data as plain values (what :mod:`.catalog_store` keeps): the rows read, with every place name
+    already normalised (the slow part: ``place_bases`` of some 32,000 names)."""
+    states = [(r[2], r[3], r[4], r[0]) for r in geo if r[1] == "state"]
+    fips = {s[0] for s in states}
+    counties, localities = [], []
     for geo_id, level, state_fips, _abbr, _sname, county_name, place_name in geo:
-        if state_fips not in by_fips:
+        if state_fips not in fips:
             continue
         if level == "county" and county_name:
             base, suffix = _split_county(county_name)
-            counties.append(County(geo_id, county_name, by_fips[state_fips], base, suffix,
-                                   float(pop.get(geo_id) or 0)))
+            counties.append((geo_id, county_name, state_fips, base, suffix, float(pop.get(geo_id) or 0)))
         elif level == "place" and place_name:
             bases, kind = place_bases(place_name)
-            localities.append(Locality(geo_id, place_name, by_fips[state_fips], bases, kind,
-                                       float(pop.get(geo_id) or 0)))
+            localities.append((geo_id, place_name, state_fips, bases, kind, float(pop.get(geo_id) or 0)))
+    return {
+        "ids": [r[0] for r in geo],
+        "states": states,
+        "counties": counties,
+        "localities": localities,
+        "has_rows": {code: sorted(ids) for code, ids in have},
+        "levels": sorted(levels),
+        "periods": {code: list(v) for code, v in periods.items()},
+        "earlier": [(code, v, sorted(ids), bool(n)) for code, v, ids, n in earlier],
+        "units": [tuple(r) for r in unit_rows],
+    }
+
+
+def _assemble(settings, measures: list[Measure], parts: dict[str, Any]) -> Catalog:
+    """The catalog from :func:`_parts` (built now or read from the store): one way, so the two cannot differ."""
+    states = [State(*s) for s in parts["states"]]
+    by_fips = {s.fips: s for s in states}
+    counties = [County(g, n, by_fips[f], b, x, p) for g, n, f, b, x, p in parts["counties"]]
+    localities = [Locality(g, n, by_fips[f], tuple(b), k, p) for g, n, f, b, k, p in parts["localities"]]
     active = {m.name for m in measures}
     inactive = [m for m in semantic.defined_measures() if m.name not in active]
-    cat = Catalog(measures, states, counties, {code: frozenset(ids) for code, ids in have}, inactive=inactive,
-                  data_path=settings.data_path, localities=localities, levels=levels,
-                  generation=semantic.generation(settings),
-                  periods={code: tuple(v) for code, v in periods.items()},
+    earlier = parts["earlier"]
+    cat = Catalog(measures, states, counties, {code: frozenset(ids) for code, ids in parts["has_rows"].items()},
+                  inactive=inactive, data_path=settings.data_path, localities=localities,
+                  levels=frozenset(parts["levels"]), generation=semantic.generation(settings),
+                  periods={code: tuple(v) for code, v in parts["periods"].items()},
                   earlier_rows={(code, v): frozenset(ids) for code, v, ids, _ in earlier},
                   earlier_moe=frozenset((code, v) for code, v, _, n in earlier if n))
     units: dict[str, list[Unit]] = {}
-    for row in unit_rows:
+    for row in parts["units"]:
         units.setdefault(row[1], []).append(Unit(*row))
     cat.units = {level: tuple(rows) for level, rows in units.items()}
-    with _catalog_lock:
-        _catalogs[key] = cat
     return cat
 
 
