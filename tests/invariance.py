@@ -138,3 +138,58 @@ def same_answer(a: str, b: str) -> bool:
     def squash(sql: str) -> str:
         return re.sub(r"\s+", " ", sql or "").strip()
     return bool(a) and squash(a) == squash(b)
+
+
+def measure(planner, questions) -> tuple[dict[str, list[int]], dict[str, list[tuple[str, str]]]]:
+    """For every rewrite: [applied, same (or, for a changing one, changed), declined or asked, violations], and
+    the violations (question, rewrite)."""
+    stats: dict[str, list[int]] = {name: [0, 0, 0, 0] for name in (*PRESERVING, *CHANGING)}
+    bad: dict[str, list[tuple[str, str]]] = {name: [] for name in stats}
+    for q in questions:
+        base = planner.plan(q)
+        if base.declined:
+            continue
+        for name, fn in (*PRESERVING.items(), *CHANGING.items()):
+            rewritten = fn(q)
+            if not rewritten:
+                continue
+            plan = planner.plan(rewritten)
+            s = stats[name]
+            s[0] += 1
+            alike = same_answer(plan.sql, base.sql)
+            if plan.declined:
+                s[2] += 1
+            elif alike == (name in PRESERVING):
+                s[1] += 1
+            else:
+                s[3] += 1
+                bad[name].append((q, rewritten))
+    return stats, bad
+
+
+def regression_questions(folder) -> list[str]:
+    """The single questions with an answer (gold SQL) of the regression suite."""
+    import json
+
+    out = []
+    for path in sorted(folder.glob("*.jsonl")):
+        if path.name.startswith("retrieval_"):
+            continue
+        for line in path.read_text(encoding="utf-8").splitlines():
+            row = json.loads(line) if line.strip() else {}
+            if row.get("question") and row.get("gold_sql"):
+                out.append(row["question"])
+    return out
+
+
+if __name__ == "__main__":  # the rates per rewrite: python tests/invariance.py (on a set-up database)
+    from pathlib import Path
+
+    from sage.planner.offline.planner import OfflinePlanner
+    from sage.settings import load_settings
+
+    stats, bad = measure(OfflinePlanner(load_settings()), regression_questions(Path(__file__).parent / "data" /
+                                                                               "questions"))
+    for name, (n, same, declined, violations) in stats.items():
+        kind = "same" if name in PRESERVING else "changed"
+        print(f"{name:32s} applied {n:4d}  {kind} {same:4d}  declined or asked {declined:4d}  violations {violations}")
