@@ -139,3 +139,32 @@ def ask(page, question: str, *, timeout_ms: int = 60_000):
     answer = messages.nth(before + 1)
     answer.locator(ANSWER_SELECTOR).first.wait_for(timeout=timeout_ms)
     return answer, time.perf_counter() - started
+
+
+def sign_in(page, password: str) -> None:
+    """The sidebar's "Curator sign-in": the password, then "Sign in" (pressed again if the first press was lost: the
+    form empties its field when it is sent); returns once the page is idle again."""
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    field = sidebar.get_by_label("Curator password")
+    if not field.is_visible():
+        sidebar.get_by_text("Curator sign-in").click()
+    field.fill(password)
+    button = sidebar.get_by_role("button", name="Sign in")
+    button.click()
+    signed_in = sidebar.get_by_text("Curator", exact=True)
+    deadline = time.monotonic() + 30
+    pressed_again = False
+    while not (signed_in.is_visible() or _emptied(field)):
+        assert time.monotonic() < deadline, "the sign-in form was not sent"
+        if not pressed_again and time.monotonic() > deadline - 20:
+            button.click()
+            pressed_again = True
+        time.sleep(0.2)
+    wait_idle(page)
+
+
+def _emptied(field) -> bool:
+    try:
+        return field.is_visible() and field.input_value(timeout=1000) == ""
+    except Exception:  # detached meanwhile: the page was redrawn
+        return False

@@ -14,7 +14,7 @@ import pytest
 
 from sage.census.setup import run_setup
 
-from .app_driver import CHROMIUM, app_env, ask, launch, open_app, streamlit_app
+from .app_driver import CHROMIUM, app_env, ask, launch, open_app, sign_in, streamlit_app
 from .conftest import make_settings
 from .fake_census_api import FakeCensusApi
 
@@ -26,6 +26,10 @@ pytestmark = [
 KEY = "fake-browser-key-0123456789"
 
 
+#: the curator password of the app under test
+PASSWORD = "browser-update curator password"
+
+
 @pytest.fixture(scope="module")
 def app_url(tmp_path_factory):
     from playwright.sync_api import sync_playwright
@@ -34,7 +38,8 @@ def app_url(tmp_path_factory):
     run_setup(make_settings(data_dir=data_dir))  # a database of its own: the test updates it
     log = tmp_path_factory.mktemp("browser-update") / "streamlit.log"
     with FakeCensusApi(required_key=KEY, years=range(2009, 2025)) as fake:
-        env = app_env(data_dir, CENSUS_API_KEY=KEY, SAGE_CENSUS_API_URL=fake.base_url)
+        env = app_env(data_dir, CENSUS_API_KEY=KEY, SAGE_CENSUS_API_URL=fake.base_url,
+                      SAGE_CURATOR_PASSWORD=PASSWORD)
         with sync_playwright() as pw, streamlit_app(env, log=log) as app:
             browser = launch(pw)
             try:
@@ -53,7 +58,8 @@ def test_the_status_page_updates_to_the_newest_release_and_the_card_names_it(app
 
     browser, url, shots = app_url
     page = open_app(browser, url)
-    page.goto(url + "/status")
+    sign_in(page, PASSWORD)  # loading a release is a curator's action (issue 21)
+    page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name="Status").click()
     expect(page.get_by_text("Questions read ACS 2019-2023", exact=False).first).to_be_visible(timeout=60_000)
     expect(page.get_by_text("A newer ACS 5-year release is published: 2020-2024", exact=False).first).to_be_visible()
     _shot(page, shots, "status-before")

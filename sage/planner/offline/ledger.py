@@ -347,9 +347,9 @@ def features(q: Query, p: Parse, prior: Query | None = None) -> set[str]:
         f.add("per_n")
     if q.display == "map" or q.geo.is_set or len(places) > 1:
         f.add("display_map")  # a set of places is drawn on a map when asked (its card has a map)
-    elif q.display in ("bar", "grouped_bar", "dumbbell"):
+    if q.display in ("bar", "grouped_bar", "dumbbell"):
         f.add("display_bar")
-    elif q.display == "table":
+    if q.display == "table":
         f.add("display_table")
     return f
 
