@@ -183,7 +183,10 @@ def regression_questions(folder) -> list[str]:
 
 
 if __name__ == "__main__":  # the rates per rewrite: python tests/invariance.py (on a set-up database)
+    import sys
     from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
     from sage.planner.offline.planner import OfflinePlanner
     from sage.settings import load_settings
