@@ -291,14 +291,9 @@ def features(q: Query, p: Parse, prior: Query | None = None) -> set[str]:
                 f.add("keep_gain")
             if "significant" in ch.keep:
                 f.add("significant")
-            if ch.dollars == "real":
-                f.add("dollars_real")
-            elif ch.dollars == "nominal":
-                f.add("dollars_nominal")
-    if p.dollars == "nominal":
-        f.add("dollars_nominal")
-    if p.dollars == "real":
-        f.add("dollars_real")
+    # the dollars a change is in, or the question asked for ("in nominal dollars")
+    for dollars in {q.change.dollars if q.change is not None else "", p.dollars} & {"real", "nominal"}:
+        f.add(f"dollars_{dollars}")
     for m in (*q.measures, *q.sums):
         if m.unit == "percent":
             f.add("rate")
