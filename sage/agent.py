@@ -525,6 +525,7 @@ def _take_plan(answer: Answer, plan: Plan) -> None:
     answer.standalone = plan.standalone
     answer.frame = plan.frame
     answer.unread = list(plan.unread)
+    answer.edits = [e.to_dict() for e in plan.edits]
     answer.sql = plan.sql
     answer.assumptions = list(plan.assumptions)
     answer.display_hint = plan.display_hint

@@ -64,6 +64,9 @@ class Answer:
     #: the words of the question that nothing read (the offline planner's word ledger); a question with any is
     #: never answered
     unread: list[str] = field(default_factory=list)
+    #: what a follow-up changed in the previous reading (:class:`~sage.planner.edits.Edit`: kind and words);
+    #: ``ask --json``'s ``"edits"``
+    edits: list[dict[str, str]] = field(default_factory=list)
     #: which differences are statistically significant at 90% (computed by sage from the rows, never by a model;
     #: ``ask --json``'s ``"significance"``), and a sentence on what could not be tested
     significance: list[dict[str, Any]] = field(default_factory=list)
@@ -215,7 +218,8 @@ class Answer:
         """The CLI contract of `ask` (docs/design.md): an answer, or ``error`` when there is none."""
         base: dict[str, Any] = {"id": self.id, "question": self.question, "planner": self.planner,
                                 "parent_id": self.parent_id, "standalone": self.standalone or None,
-                                "read_as": self.standalone or None, "unread": self.unread}
+                                "read_as": self.standalone or None, "unread": self.unread,
+                                "edits": self.edits}
         if self.notices:
             base["notices"] = self.notices
         if self.result is None or not self.answered:

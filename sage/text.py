@@ -47,6 +47,9 @@ def normalize(text: str, *, lower: bool = False) -> str:
     # they are the state's postal code; without the period they stay words ("mass transit", "ill")
     text = _AP_STATE.sub(lambda m: _AP_STATES[m.group(1).replace(" ", "")], text)
     text = re.sub(r"(?<=[A-Za-z])\.", "", text)
+    # "w/o health insurance", "ppl w/ a doctorate": shorthand for without and with
+    text = re.sub(r"\b[Ww]/[Oo]\b", "without", text)
+    text = re.sub(r"\b[Ww]/(?=\s)", "with", text)
     text = re.sub(r"(?<=[A-Za-z])[-/](?=[A-Za-z0-9])", " ", text)
     text = re.sub(r"(?<=[0-9])-(?=[A-Za-z])", " ", text)
     text = text.replace("&", " and ")
@@ -67,6 +70,13 @@ def normalize(text: str, *, lower: bool = False) -> str:
     text = re.sub(r"\b(citys|citties|citeis|cites(?= in\b))\b", "cities", text, flags=re.IGNORECASE)
     # "pct change", "pct of hh": percent
     text = re.sub(r"\bpct\b", "percent", text, flags=re.IGNORECASE)
+    # "where Hispanics are a majority of the population": more than half of it (a share over 50 percent)
+    text = re.sub(r"\b(?:are|is|make up|makes up|form|forms)\s+(?:a|the)\s+majority\s+of\b", "are more than half of",
+                  text, flags=re.IGNORECASE)
+    # newsroom shorthand: "median hh inc", "per cap inc": household income, per capita income
+    text = re.sub(r"\bhh\s+inc\b", "household income", text, flags=re.IGNORECASE)
+    text = re.sub(r"\bper\s+cap\b(\s+inc\b)?", lambda m: "per capita" + (" income" if m.group(1) else ""), text,
+                  flags=re.IGNORECASE)
     text = re.sub(r"\bSaint\b", "St", text, flags=re.IGNORECASE)
     text = re.sub(r"\bSainte\b", "Ste", text, flags=re.IGNORECASE)
     text = re.sub(r"\s+", " ", text).strip()

@@ -464,7 +464,8 @@ def test_a_clarifying_choice_is_a_button_that_continues_the_conversation(app):
     choice.click().run()
     assert not app.exception
     chosen = turns(app)[2].answer
-    assert chosen.answered and chosen.assumptions[0] == "Read as: population, Washington County, OR."
+    assert chosen.answered and chosen.assumptions[0] == ("Read as: population, Washington County, OR "
+                                                         "(edit: swap places “Washington County, OR”).")
     assert chosen.parent_id == declined.id
 
 

@@ -13,7 +13,8 @@ from sage import agent, querylog
 from sage.evaluate import read_questions, score_conversation
 from sage.planner.base import PriorTurn
 from sage.planner.claude.claude import ClaudePlanner
-from tests.fake_anthropic import FakeAnthropic, reply_plan
+from sage.planner.edits import EditKind
+from tests.fake_anthropic import FakeAnthropic, reply_answer, reply_plan
 
 KEY = "sk-ant-conversation-test-key"
 QUESTIONS = Path(__file__).parent / "data" / "questions"
@@ -104,3 +105,32 @@ def test_a_conversation_set_is_scored_turn_by_turn_with_claude(claude, conversat
                 for value in row:
                     if isinstance(value, (int, float)) and abs(value) >= 10_000:
                         assert str(value) not in body
+
+
+def test_the_edit_names_and_the_previous_reading_go_to_claude_and_its_edits_come_back(claude):
+    """Follow-ups read the same way whichever planner reads them: the conversation block gives Claude the closed set
+    of edits by name and the previous turn's reading (with the edit that made it), and the reply's edit names come
+    back on the answer; a name outside the set is left out, never shown."""
+    fake, s = claude
+    first = agent.ask("median household income in Travis County TX", s, planner="offline", record=False)
+    second = agent.ask("add median home value", s, planner="offline", record=False, context=[first.as_prior()])
+    assert second.answered and [e["kind"] for e in second.edits] == [EditKind.ADD_MEASURE.value]
+    assert second.assumptions[0].endswith("(edit: add a measure “median home value”).")
+    planner = ClaudePlanner(s, max_retries=0)
+    fake.enqueue(reply_answer({"standalone": "median household income and median home value, Williamson County, TX",
+                               "sql": _sql("Williamson County"), "assumptions": ["B19013_001E and B25077_001E."],
+                               "displayHint": "table", "edits": ["swap_places", "rewrite_everything"]}))
+    third = agent.ask("and Williamson?", s, planner=planner, record=False,
+                      context=[first.as_prior(), second.as_prior()])
+    assert third.answered and third.edits == [{"kind": "swap_places", "words": ""}]
+    assert third.assumptions[0] == ("Read as: median household income and median home value, Williamson County, TX "
+                                    "(edit: swap places).")
+    (request,) = fake.message_requests
+    text = _user_text(request)
+    block = text[text.index("<conversation>"):text.index("</conversation>")]
+    for kind in EditKind:  # the closed set, each by the name the reply must use
+        assert f"- {kind.value}: {kind.gloss}" in block
+    assert "Read as: median household income and median home value, Travis County, TX (edit: add a measure" in block
+    assert block.index("Question: median household income in Travis County TX") < block.index(
+        "Question: add median home value")
+    assert '"edits"' in json.dumps(request.body["output_config"]["format"]["schema"]["required"])

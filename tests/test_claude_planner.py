@@ -132,8 +132,13 @@ def test_thinking_blocks_are_ignored(fake):
 def test_the_schema_is_already_in_the_sdks_strict_form():
     from anthropic import transform_schema
 
+    from sage.planner.edits import EditKind
+
     assert transform_schema(PLAN_SCHEMA) == PLAN_SCHEMA
-    assert PLAN_SCHEMA["required"] == ["standalone", "comparison", "periods", "sql", "assumptions", "displayHint"]
+    assert PLAN_SCHEMA["required"] == ["standalone", "comparison", "periods", "sql", "assumptions", "displayHint",
+                                       "edits"]
+    # a follow-up's edits are named from the closed set, as the offline planner names them
+    assert PLAN_SCHEMA["properties"]["edits"]["items"]["enum"] == [k.value for k in EditKind]
     assert PLAN_SCHEMA["properties"]["comparison"]["enum"] == ["none", "places", "change", "difference"]
     decline = PLAN_SCHEMA["$defs"]["PlanDecline"]
     assert decline["properties"]["kind"]["enum"] == ["declined", "needs_fetch", "ambiguous"]

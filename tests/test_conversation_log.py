@@ -54,7 +54,8 @@ def test_a_clarifying_choice_is_logged_and_answers_the_conversation(settings):
     assert entry.decline_kind == "ambiguous" and entry.frame is None and entry.parent_id == first.id
     chosen = agent.ask("and Washington County, OR?", settings, planner="offline",
                        context=querylog.thread(settings, ambiguous.id), parent_id=ambiguous.id)
-    assert chosen.answered and chosen.assumptions[0] == "Read as: population, Washington County, OR."
+    assert chosen.answered and chosen.assumptions[0] == ("Read as: population, Washington County, OR "
+                                                         "(edit: swap places “Washington County, OR”).")
     assert chosen.result.rows[0][:2] == ["Washington County", "Oregon"]
 
 

@@ -33,7 +33,8 @@ def test_a_follow_up_shows_its_reading_first_and_edits_the_frame(settings):
     first = agent.ask("median household income in Travis County TX", settings, planner="offline", record=False)
     second = agent.ask("and Williamson County?", settings, planner="offline", record=False,
                        context=[first.as_prior()])
-    assert second.answered and second.assumptions[0] == "Read as: median household income, Williamson County, TX."
+    assert second.answered and second.assumptions[0] == ("Read as: median household income, Williamson County, TX "
+                                                       "(edit: swap places “Williamson County”).")
     assert second.result.rows[0][:2] == ["Williamson County", "Texas"]
 
 

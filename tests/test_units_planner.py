@@ -145,7 +145,8 @@ def test_follow_ups_name_another_unit_by_its_code(us):
     third = agent.ask("what about TX-10?", us, planner="offline", record=False,
                       context=[first.as_prior(), second.as_prior()])
     assert third.answered, third.to_dict()
-    assert third.assumptions[0] == "Read as: population, Congressional District 10 (118th Congress), Texas."
+    assert third.assumptions[0] == ("Read as: population, Congressional District 10 (118th Congress), Texas "
+                                   "(edit: swap places “TX 10”).")
     assert [r[1] for r in third.result.rows] == ["5001800US4810"]  # not Texas: "TX-10" is a district
     both = agent.ask("and TX-21 too?", us, planner="offline", record=False,
                      context=[first.as_prior(), second.as_prior(), third.as_prior()])

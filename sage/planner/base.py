@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from ..types import Chunk, DisplayHint
+from .edits import Edit
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,9 @@ class Plan:
     #: several statements that answer together (a place's profile, one per topic): each goes through the guard
     #: and the read-only role on its own; ``sql`` is them joined, for reading
     statements: tuple[str, ...] = ()
+    #: what a follow-up changed in the previous reading, each one of the closed set of edits (empty for a
+    #: question read alone)
+    edits: tuple[Edit, ...] = ()
 
     @property
     def declined(self) -> bool:

@@ -17,6 +17,7 @@ from typing import Any
 from ...census.periods import newest_pair
 from ...census.schema import LEVELS
 from ...types import Chunk
+from ..edits import edit_guide
 
 #: how many readings of an ambiguous name, or counties of one name, the places block lists
 MAX_READINGS = 6
@@ -250,7 +251,8 @@ def _field(item: Any, name: str) -> Any:
 def format_conversation(turns: Sequence[Any]) -> str:
     """The earlier turns of a conversation, oldest first: each one's question, its reading, its SQL and its
     assumptions — never its rows (a turn is a :class:`~sage.planner.base.PriorTurn` or a mapping with those keys)."""
-    parts = ["Earlier turns of this conversation, oldest first (questions, readings, SQL and assumptions; no results):"]
+    parts = [edit_guide(),
+             "Earlier turns of this conversation, oldest first (questions, readings, SQL and assumptions; no results):"]
     for i, turn in enumerate(turns, 1):
         question = _trim(str(_field(turn, "question") or ""), MAX_TURN_TEXT_CHARS)
         reading = _trim(str(_field(turn, "standalone") or ""), MAX_TURN_TEXT_CHARS)

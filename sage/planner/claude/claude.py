@@ -44,6 +44,7 @@ from ...errors import ErrorKind, PlanningError
 from ...settings import Settings
 from ...types import READ_AS, Chunk
 from ..base import Attempt, Plan, PriorTurn
+from ..edits import Edit, describe_edits, parse_kinds
 from .blocks import is_internal
 from .examples import FEW_SHOT_EXAMPLES, format_examples
 from .message import build_user_message
@@ -136,8 +137,11 @@ class ClaudePlanner:
         standalone = parsed.standalone or " ".join(question.split())
         assumptions = [a for a in parsed.assumptions if not a.startswith(READ_AS)]
         fetch = self._fetch(parsed, chunks, assumptions)
+        edits = tuple(Edit(k) for k in parse_kinds(parsed.edits)) if context else ()
         if context and parsed.standalone and _differs(parsed.standalone, question):
-            assumptions.insert(0, f"{READ_AS}{parsed.standalone.rstrip('.')}.")  # before a decline's message
+            how = describe_edits(edits)
+            # before a decline's message
+            assumptions.insert(0, f"{READ_AS}{parsed.standalone.rstrip('.')}" + (f" {how}." if how else "."))
         kind, suggestions = ("needs_fetch" if fetch else "declined"), []
         if not parsed.sql and not fetch and parsed.decline is not None and parsed.decline.kind == "ambiguous" \
                 and parsed.decline.suggestions:
@@ -146,7 +150,7 @@ class ClaudePlanner:
         plan = Plan(sql=parsed.sql, assumptions=assumptions, display_hint=parsed.display_hint,
                     planner=self.name, usage=usage_of(response, self.model), standalone=standalone,
                     decline_kind=kind, fetch=fetch, suggestions=suggestions, compare=compare,
-                    periods=tuple(parsed.periods) if compare == "change" else ())
+                    periods=tuple(parsed.periods) if compare == "change" else (), edits=edits)
         log.info("claude plan: model=%s usage=%s", self.model, plan.usage)
         return plan
 

@@ -17,12 +17,16 @@ from anthropic import transform_schema
 
 from ...census.schema import LEVELS
 from ...types import DISPLAY_HINTS, DisplayHint
+from ..edits import parse_kinds
 
 DECLINE_KINDS = ("declined", "needs_fetch", "ambiguous")
 COMPARISONS = ("none", "places", "change", "difference")
 #: the most readings an ambiguous decline offers
 MAX_SUGGESTIONS = 8
 _PERIOD = re.compile(r"^(\d{4})-(\d{4})$")
+#: the closed set of follow-up edits, as the schema gives them to the model
+EditName = Literal["swap_places", "add_places", "swap_measure", "add_measure", "drop_measure", "narrow", "widen",
+                   "ranking", "pick", "period", "dollars", "total", "significance", "display"]
 
 
 def _strings(value: Any) -> Any:
@@ -113,13 +117,15 @@ class PlanModel(pydantic.BaseModel):
         description="Short plain-English assumptions a census analyst needs to trust the answer."
     )
     display_hint: DisplayHint = pydantic.Field(validation_alias=pydantic.AliasChoices("displayHint", "display_hint"))
+    #: a follow-up's edits of the latest turn's reading, by name (:class:`~sage.planner.edits.EditKind`)
+    edits: list[EditName] = pydantic.Field(description="A follow-up's edits, by name; [] for a question read alone.")
     decline: PlanDecline | None = pydantic.Field(default=None, description='Only with sql "".')
 
     @pydantic.model_validator(mode="before")
     @classmethod
     def _defaults(cls, data: Any) -> Any:
         if isinstance(data, dict):
-            data = {"standalone": "", "comparison": "none", "periods": [], "assumptions": [], **data}
+            data = {"standalone": "", "comparison": "none", "periods": [], "assumptions": [], "edits": [], **data}
             if "displayHint" not in data and "display_hint" not in data:
                 data["displayHint"] = "table"
         return data
@@ -162,6 +168,13 @@ class PlanModel(pydantic.BaseModel):
         if isinstance(value, list):
             return [str(a).strip() for a in value if str(a).strip()]
         return value  # not a list: validation fails
+
+    @pydantic.field_validator("edits", mode="before")
+    @classmethod
+    def _known_edits(cls, value: Any) -> Any:
+        """The names of the closed set, once each; an unknown name is left out (it changes nothing that runs)."""
+        value = _strings(value)
+        return [k.value for k in parse_kinds(value)] if isinstance(value, list) else []
 
     @pydantic.field_validator("display_hint", mode="before")
     @classmethod

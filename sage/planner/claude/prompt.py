@@ -63,7 +63,7 @@ your assumptions.
 
 # Output
 Answer with one JSON object: {{"standalone": "...", "comparison": "...", "periods": [...], "sql": "...", \
-"assumptions": ["...", ...], "displayHint": "..."}}, plus "decline": {{...}} when sql is "".
+"assumptions": ["...", ...], "displayHint": "...", "edits": [...]}}, plus "decline": {{...}} when sql is "".
 - standalone: the question as you read it, standing on its own (see Conversations): for a follow-up, the full \
 question it stands for; otherwise the question itself, tidied.
 - comparison: what the rows compare, so that the application can test it: "places" (two or more named places side \
@@ -76,6 +76,8 @@ answer the question.
 - assumptions: 2-5 short plain-English sentences a census analyst needs to trust the number (see Assumptions). When \
 sql is "", say what is missing and, if possible, what nearby question the data can answer.
 - displayHint: one of {" | ".join(DISPLAY_HINTS)} (see Display).
+- edits: for a follow-up, the names of the edits it makes to the latest turn's reading, from the closed list in \
+the <conversation> block (see Conversations); [] for a question read alone.
 - decline (only with sql ""): {{"kind": "declined"}} when the data cannot answer; {{"kind": "needs_fetch", \
 "tables": [...], "geographies": [...], "states": [...], "vintage": YEAR}} when loading ACS data would (see Places, \
 Periods and Tables that are not loaded; leave out what does not apply); {{"kind": "ambiguous", "suggestions": \
@@ -264,7 +266,11 @@ reply that names only a state ("the one in Missouri") picks that reading of the 
 question that names its own measure and places and does not point back ("that", "those", "same", "instead") \
 stands on its own. standalone spells out everything a follow-up leaves implicit — the measure, the places or the \
 set, N, the period — so that it could be asked alone ("median household income, Williamson County, TX"); do not \
-repeat it in the assumptions. If a follow-up cannot be mapped onto the earlier turns, or nothing came before it, \
+repeat it in the assumptions. The <conversation> block lists the edits by name; a follow-up reads to one of them \
+(or a few), named in "edits", and a follow-up that would need any other change is a new question or a decline, \
+never a guess. "add <measure>" adds a column for the same rows (a ranking stays ranked by its measure); "which of \
+the two/of these is higher" returns the one row. If a follow-up cannot be mapped onto the earlier turns, or nothing \
+came before it, \
 answer sql "" and say what to ask instead. Verified answers (in <verified>, when present) are earlier answers a \
 user marked right for similar questions: follow their SQL and conventions where the question is the same, never \
 where it differs.

@@ -26,6 +26,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from ..edits import Edit, EditKind
 from .catalog import Catalog
 from .frame.frame import Op, Query
 from .read.parsed import Parse
@@ -66,6 +67,12 @@ curious interested interest interesting neat nice fine good thing stuff random o
 name hold holds holding held margin margins error errors moe whether policy everyone everybody identifying
 identify identifies st nd rd th help helps helpful helping appreciate appreciated bunch lot lots tho though
 lovely perfect excellent amazing along doing itself themselves yourself
+committee committees commission office senator senators representative representatives speaker speakers aide aides
+legislator legislators delegation chamber summit hearing remarks constituents matter separate entirely different
+express expressed deliberately exactly precisely kindly able kind lol lmao haha hehe btw fyi imo tbh advance together
+confirm splendid wonderful fantastic brilliant
+superb terrific grateful thankful appreciative glad happy favor favour possible possibly
+table tables chart charts graph graphs map maps column columns fine
 son sons daughter daughters kid kids child children husband wife partner spouse mom dad mother father parents family
 friend friends boss coworker coworkers colleague colleagues neighbor neighbors niece nephew
 """.split())
@@ -86,7 +93,8 @@ READ_ALWAYS = FUNCTION_WORDS - _NEVER_FUNCTION
 FEATURE_WORDS: dict[str, frozenset[str]] = {k: frozenset(v.split()) for k, v in {
     # one value per place, a comparison of named places
     "compare": "compare compared comparing comparison vs versus v between both each difference differ gap higher "
-               "lower more less than bigger smaller larger greater side against relative other one",
+               "lower more less than bigger smaller larger greater side against relative other one better worse "
+               "stack stacks",
     "several": "each both all every respective respectively rank ranked ranking order ordered sort sorted plus",
     # a ranking and its size and direction
     "rank": "top bottom highest lowest most least largest smallest biggest greatest fewest best worst rank ranked "
@@ -105,7 +113,7 @@ FEATURE_WORDS: dict[str, frozenset[str]] = {k: frozenset(v.split()) for k, v in 
     "per_parent": "each every per by",
     # a change over time
     "change": "change changes changed changing grow grew grown growing growth increase increased increases "
-              "decrease decreased declined decline declines fell fall drop dropped rose risen rise gain gained "
+              "decrease decreased declined decline declines fell fall drop dropped rose risen rise gain gained gone "
               "gains lose lost loss losses shrink shrank shrunk shift shifted trend trends since between from to "
               "over time period periods then go went up down added add compared earlier ago previous prior before "
               "later back how much number versus comparing comparison compare against points absolute more less "
@@ -133,9 +141,14 @@ FEATURE_WORDS: dict[str, frozenset[str]] = {k: frozenset(v.split()) for k, v in 
     # "is it true that most counties lost people?": the figures are shown, the claim's words are the claim's
     "claim": "true claim claims says said heard swears half double doubled most majority minority 1 in 10 about "
              "actual actually really",
-    "followup": "same instead again now then also too what how about",
-    "followup_add": "add added adding plus include including also too with comparison compare comparing and",
-    "followup_swap": "instead swap switch replace change rather",
+    "followup": "same instead again now then also too what how about better worse",
+    "followup_add": "add added adding plus include including also too with comparison compare comparing and column "
+                    "columns another further extra additional alongside beside next",
+    # "drop the rent column", "without median age": a measure taken out of the answer (the edit drop_measure)
+    "followup_drop": "drop remove removing without leave out take get rid of no more lose skip minus column columns "
+                     "just only keep",
+    "followup_swap": "instead swap switch replace change rather widen widened expand expanded broaden extend narrow "
+                     "narrowed restrict restricted limit limited filter filtered zoom break broken keep",
     # the set's levels
     "state": "state states statewide level",
     "county": "county counties parish parishes borough boroughs independent level planning region regions census "
@@ -178,7 +191,8 @@ ABBREVIATIONS = {"w": "with", "abt": "about", "hh": "household", "hhs": "househo
 #: phrases that never change what is asked, read before single words ("the most recent", "side by side")
 _PHRASES = (
     r"(?:the )?most recent", r"at a glance", r"side by side", r"in (?:a |one )?(?:single )?row", r"one row",
-    r"of any race", r"as a whole", r"(?:the )?city proper", r"(?:the )?city itself", r"as published",
+    r"of any race", r"as a whole", r"next door", r"(?:in|thank you in) advance", r"for (?:me|us)",
+    r"(?:the )?city proper", r"(?:the )?city itself", r"as published",
     r"in (?:percent(?:age)?|relative|absolute|raw|dollar|nominal|real) terms", r"(?:population|size)[ -]?wise",
     r"statistically speaking", r"according to", r"if (?:possible|you can)", r"putting together", r"no worries",
     r"stack(?:s)? up", r"running (?:tonight|tomorrow|today|this \w+)", r"on deadline", r"right now", r"these days",
@@ -220,9 +234,12 @@ class Ledger:
         return tuple(dict.fromkeys(w.text for w in self.words if not w.by))
 
 
-def features(q: Query, p: Parse, prior: Query | None = None) -> set[str]:
-    """The features of frame ``q`` (see :data:`FEATURE_WORDS`); ``prior`` is the frame a follow-up edited."""
+def features(q: Query, p: Parse, prior: Query | None = None, edits: Sequence[Edit] = ()) -> set[str]:
+    """The features of frame ``q`` (see :data:`FEATURE_WORDS`); ``prior`` is the frame a follow-up edited, with
+    ``edits``."""
     f: set[str] = set()
+    if any(e.kind is EditKind.DROP_MEASURE for e in edits):
+        f.add("followup_drop")
     if prior is not None:
         f.add("followup")
         before = set(prior.measures) | {pl.geo_id for pl in prior.geo.places}
@@ -231,7 +248,7 @@ def features(q: Query, p: Parse, prior: Query | None = None) -> set[str]:
             f.add("followup_add")
         if after - before and before - after:
             f.add("followup_swap")
-        if q.rank != prior.rank or q.geo != prior.geo:
+        if q.rank != prior.rank or q.geo != prior.geo or q.conditions != prior.conditions:
             f.add("followup_swap")
         if prior.periods or q.periods:
             f.add("both_periods")
@@ -374,9 +391,23 @@ def _spans(p: Parse, q: Query) -> list[tuple[int, int]]:
     spans += [m.span for m in p.mentions if m.measure.name in used or _family_used(m.measure, used)
               or (m.weak and of_people)
               or (m.measure.name == "population" and any(x.unit == "percent" for x in measures))]
-    spans += [t.span for t in p.thresholds]
+    # a limit the question sets is read only when the frame keeps it ("... only counties with more than 10,000
+    # people" on a change that has no limits would be answered without it)
+    limits = _conditions(q)
+    spans += [t.span for t in p.thresholds if any(c.text == t.text or (c.value == t.value and c.op == t.op)
+                                                  for c in limits) or t.ref is not None]
     spans += [mt.span() for mt in FUNCTION_PHRASES.finditer(p.t)]
     return [(a, b) for a, b in spans if b > a]
+
+
+def _conditions(q: Query) -> list:
+    """Every limit of the frame and of the answers it chooses among."""
+    out = list(q.conditions)
+    among = q.geo.among
+    while among is not None:
+        out += list(among.conditions)
+        among = among.geo.among
+    return out
 
 
 def _family_used(measure, used: set[str]) -> bool:
@@ -445,6 +476,17 @@ _ASKER = re.compile(r"(?:^|(?<=[.!?;:]\s)|(?<=\s[-—]\s))(?:(?:hi|hey|hello|ok|
                     r"(?=(?:,\s*so\b|\s[-—]\s|[.!?;:](?:\s|$)))")
 #: "Before we get our hopes up, what's ...": a clause about the asker ending at a comma
 _ASKER_CLAUSE = re.compile(r"(?:^|(?<=[.!?]\s))(?:before|since|as|because|while|when|if)\s+(?:i|we)\b[^,.!?]*,")
+#: words that change an answer wherever they stand: a clause with one is never context
+_MODIFIES = re.compile(r"\b(not|no|except|excluding|exclude|without|only|just|plus|including|include|counting|top|"
+                       r"bottom|"
+                       r"percent\w*|pct|share|rate|per|each|total|combined|average|mean|median|highest|lowest|most|"
+                       r"least|largest|smallest|biggest)\b|\d|%")
+#: a reason at the end of a sentence: ", as ...", ", since ...", ", because ...", "; I want ..."
+_REASON = re.compile(r"[,;]\s+((?:as|since|because|given\s+that|so\s+that|i|we|our|my)\b[^.?!;]*)(?=[.?!;]|$)")
+#: a purpose clause that opens the question ("For a memo I'm drafting ..., could you", "For the housing element of
+#: our plan, what is ...")
+_PURPOSE = re.compile(r"(?:for|as part of|ahead of|to prepare)\s+(?:a|an|my|our|the|this|some)\b[^,?.!:]{0,100},"
+                      r"(?=\s*(?:could|can|would|will|please|what|which|how|list|give|show|tell)\b)")
 _REQUEST = re.compile(r"\b(need|want|wants|give|show|tell|list|compare|what|which|how|who|where|find|pull|get|"
                       r"rank|looking for|would like|wondering|curious)\b")
 
@@ -462,8 +504,18 @@ def _context_words(question: str) -> set[str]:
                 spans.append(mt.span())
     # "(manhatten)" after a place, "... Springfield, Illinois. the capital": a restatement or a trailing remark
     # of a few words that asks nothing and changes nothing
-    for mt in re.finditer(r"\(([^()]{1,40})\)", t):
-        spans.append(mt.span(1))
+    for mt in re.finditer(r"\(([^()]{1,120})\)", t):
+        if len(mt.group(1)) <= 40 or not _MODIFIES.search(mt.group(1)):
+            spans.append(mt.span(1))
+    # "..., as the very small ones aren't relevant to our comparison.", "...; I want a growing market for a hardware
+    # store.": a reason given at the end of a sentence, that changes nothing the answer holds
+    for mt in _REASON.finditer(t):
+        if not _MODIFIES.search(mt.group(1)):
+            spans.append(mt.span(1))
+    # "For a memo I'm drafting on concentrated poverty, could you list ...": a purpose clause before the request
+    lead = _PURPOSE.match(t)
+    if lead and not _MODIFIES.search(lead.group(0)):
+        spans.append(lead.span())
     tail = re.search(r"[.!?]\s+([a-z ]{1,30})[.!?]*\s*$", t)
     if tail and len(tail.group(1).split()) <= 3 and not _REQUEST.search(tail.group(1)):
         spans.append(tail.span(1))
@@ -524,8 +576,9 @@ def _all_measure_words(cat: Catalog) -> set[str]:
     return _ALL_MEASURE_WORDS[key]
 
 
-def account(p: Parse, q: Query, prior: Query | None = None, cat: Catalog | None = None) -> Ledger:
-    """The ledger of the ask ``p.t`` read into frame ``q`` (edited from ``prior`` for a follow-up)."""
+def account(p: Parse, q: Query, prior: Query | None = None, cat: Catalog | None = None,
+            edits: Sequence[Edit] = ()) -> Ledger:
+    """The ledger of the ask ``p.t`` read into frame ``q`` (edited from ``prior`` for a follow-up, by ``edits``)."""
     spans = _spans(p, q)
     context = _context_words(p.question)
     # a place the question names never vanishes from the answer: a place read outside a clause about the asker
@@ -541,7 +594,7 @@ def account(p: Parse, q: Query, prior: Query | None = None, cat: Catalog | None 
                 and not (pl.level == "state" and pl.state.geo_id in {x.state.geo_id for x in q.geo.places})]
     spans = [s for s in spans if not any(s[0] < v[1] and v[0] < s[1] for v in vanished)]
     place_words = _frame_place_words(q)
-    feats = features(q, p, prior)
+    feats = features(q, p, prior, edits)
     named: set[str] = set()
     for feature in feats:
         named |= FEATURE_WORDS.get(feature, frozenset())
@@ -549,11 +602,15 @@ def account(p: Parse, q: Query, prior: Query | None = None, cat: Catalog | None 
     measure_words_list = sorted(_measure_words(q))
     all_measure_words = _all_measure_words(cat) if cat is not None else set()
     numbers = _numbers(q)
+    if "PR" in q.geo.exclude:  # "only the 50 states (and DC)": Puerto Rico left out
+        numbers |= {"50", "fifty"}
     if prior is not None:  # "that top 10", "those two": the answer the follow-up edits
         numbers |= _numbers(prior)
         for feature in features(prior, p):
             named |= FEATURE_WORDS.get(feature, frozenset())
     measure_words = _measure_words(q)
+    if prior is not None and "followup_drop" in feats:  # the measure a follow-up took out is named by it
+        measure_words |= _measure_words(prior)
     named_list = sorted(named)
     words: list[Word] = []
     for mt in _TOKEN.finditer(p.t):

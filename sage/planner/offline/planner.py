@@ -37,6 +37,7 @@ from collections.abc import Sequence
 
 from ...types import Chunk
 from ..base import Attempt, Plan, PriorTurn
+from ..edits import Edit, describe_edits
 from .catalog import Catalog, load_catalog
 from .compile.compile import compile_query
 from .declines import Decline, generic_suggestions
@@ -67,16 +68,21 @@ class OfflinePlanner:
         if not isinstance(question, str) or not question.strip():
             return self._decline("The question is empty.", generic_suggestions())
         cat = self.catalog
-        prior = _prior_frame(context, cat)
+        # the answer before came from SQL with no frame of this planner's (SQL edited by hand, or Claude's): a
+        # follow-up of it cannot be an edit of an older frame, which would answer about rows no longer shown
+        unframed = bool(context) and bool(context[-1].sql) and not context[-1].frame
+        prior = None if unframed else _prior_frame(context, cat)
         if prior is not None and context and not context[-1].frame:
             # "whats the median income there?" was declined, then "ok, Sangamon County's then": the declined
             # question's measure is the one the conversation is now about
             prior = _with_declined_measure(prior, context[-1].question, cat, chunks)
         followup = False
         seen: list[Parse] = []
+        edits: list[Edit] = []
         try:
             before = _prior_frame(context[:-1], cat) if prior is not None and len(context) > 1 else None
-            query = read_followup(question, prior, cat, chunks, before=before, seen=seen) if prior is not None \
+            query = read_followup(question, prior, cat, chunks, before=before, seen=seen,
+                                  edits=edits) if prior is not None \
                 else None
             followup = query is not None
             if query is None:
@@ -86,12 +92,16 @@ class OfflinePlanner:
                 query = build_query(parse, cat)
         except Decline as exc:
             reason = exc.reason
-            if not context and is_followup(question) and exc.kind == "declined" and len(question.split()) <= 8:
+            if unframed and is_followup(question) and exc.kind == "declined":
+                reason += (" (It reads like a follow-up of the answer before, which came from SQL the offline planner "
+                           "did not write — edited by hand or by another planner — so it cannot be edited: ask it "
+                           "in full.)")
+            elif not context and is_followup(question) and exc.kind == "declined" and len(question.split()) <= 8:
                 reason += (" (It reads like a follow-up, but nothing was asked before it in this conversation: "
                            "ask it in full.)")
             return self._decline(reason, exc.suggestions or generic_suggestions(), exc.assumptions,
                                  kind=exc.kind, fetch=exc.fetch)
-        ledger = account(seen[0], query, prior if followup else None, cat) if seen else None
+        ledger = account(seen[0], query, prior if followup else None, cat, edits) if seen else None
         if ledger is not None and ledger.unread:
             return self._unread(question, query, ledger, cat)
         compiled = compile_query(query)
@@ -110,12 +120,13 @@ class OfflinePlanner:
         assumptions = explain(query, compiled, cat.states)
         standalone = describe(query)
         if followup:
-            assumptions.insert(0, f"Read as: {standalone}.")
+            how = describe_edits(edits)
+            assumptions.insert(0, f"Read as: {standalone}" + (f" {how}." if how else "."))
         if retried:
             assumptions.append("Retried without the margin-of-error and map columns after an error.")
         return Plan(sql=compiled.sql, assumptions=assumptions, display_hint=compiled.display_hint,
                     planner=self.name, standalone=standalone, frame=query.to_dict(), compare=compiled.compare,
-                    periods=query.periods)
+                    periods=query.periods, edits=tuple(edits) if followup else ())
 
     def _decline(self, reason: str, suggestions: Sequence[str], assumptions: Sequence[str] = (), *,
                  kind: str = "declined", fetch: dict | None = None, unread: Sequence[str] = ()) -> Plan:

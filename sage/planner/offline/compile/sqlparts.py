@@ -239,7 +239,9 @@ def measure_select(measures: Sequence[Measure], head: list[str], group: list[str
     sel = Select(cols, where=[*where, code_filter(codes)], group=list(group))
     sel.having.extend(condition_sql(c, c.measure.condition_expression("e")) for c in conditions)
     if order and values:
-        sel.order.append(f"{order[0].column} {'DESC' if order[1] else 'ASC'} NULLS LAST")
+        # a rate is shown rounded to one decimal but ranked by its unrounded value: 2.06 % is not tied with 2.14 %
+        key = order[0].condition_expression("e") if order[0].is_rate else order[0].column
+        sel.order.append(f"{key} {'DESC' if order[1] else 'ASC'} NULLS LAST")
     sel.limit = limit
     return sel, margins
 

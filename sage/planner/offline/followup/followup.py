@@ -18,6 +18,8 @@ from dataclasses import replace
 from ....census.semantic import Measure, load_gaps
 from ....text import normalize
 from ....types import Chunk, DisplayHint
+from ...edits import Edit, EditKind
+from ...edits import EditKind as K
 from ..catalog import Catalog, counties_named
 from ..declines import Decline
 from ..frame.frame import Condition, GeoSet, Op, Query, Rank
@@ -25,8 +27,8 @@ from ..read.bare_names import find_unknown_places
 from ..read.localities import LEVEL_NAMES, places_with_figures
 from ..read.measures import find_measures, people_changed
 from ..read.parsed import Parse, Place
-from ..read.parser import in_state, split_context
-from ..read.periods import CHANGE_WORDS, dollar_words
+from ..read.parser import MODIFIER, in_state, split_context
+from ..read.periods import CHANGE_WORDS, courtesy_words, dollar_words
 from ..read.places import find_places
 from ..read.ranking import read_rank
 from ..read.scope import read_scope
@@ -44,7 +46,8 @@ _START = re.compile(
 #: words that point back at the previous answer
 _BACK = re.compile(r"\b(that|those|these|them|it|same|instead|too|as well|previous|last one|above)\b")
 _AMONG = re.compile(
-    r"\b(which|what|who)\s+(one\s+)?of\s+(those|these|them|the above|the (two|2|three|3|four|4)|both)\b"
+    r"\b(which|what|who)\s+(one\s+)?of\s+(those|these|them|the above|the (two|three|four|five|six|seven|eight|nine|"
+    r"ten|eleven|twelve|fifteen|twenty|\d{1,2})|both)\b"
     r"|\b(of|among|from)\s+"
     r"(those|these|them|the above|that list)\b|\b(in|for|across)\s+(those|these)\s+(((two|three|four|five|six|"
     r"seven|eight|nine|ten|\d+)(\s+(states|counties|cities|places|towns))?)|states|counties|cities|"
@@ -89,19 +92,39 @@ def is_followup(question: str) -> bool:
 
 
 def read_followup(question: str, prior: Query, cat: Catalog, chunks: Sequence[Chunk] = (),
-                  before: Query | None = None, seen: list[Parse] | None = None) -> Query | None:
+                  before: Query | None = None, seen: list[Parse] | None = None,
+                  edits: list[Edit] | None = None) -> Query | None:
     """The previous frame edited as ``question`` asks, or None when ``question`` stands on its own.  ``before`` is
     the frame before ``prior`` (for "per capita income for both" after "and LA County?").  ``seen`` receives the
-    reading of the question's words, for the word ledger (:mod:`..ledger`).
+    reading of the question's words, for the word ledger (:mod:`..ledger`); ``edits`` the edits applied, each one
+    of the closed set (:class:`~sage.planner.edits.EditKind`) with the words that named it.
 
     Raises :class:`Decline` for a follow-up that cannot be mapped onto ``prior``."""
+    applied: list[Edit] = []
+    q = _read(question, prior, cat, chunks, before, seen, applied)
+    if edits is not None:
+        edits[:] = list(dict.fromkeys(applied)) if q is not None else []
+    return q
+
+
+def _read(question: str, prior: Query, cat: Catalog, chunks: Sequence[Chunk], before: Query | None,
+          seen: list[Parse] | None, edits: list[Edit]) -> Query | None:
     # "Oh interesting, Pitkin County made the list! Could you narrow that down to just Colorado?": the sentences
     # before the ask are a reaction, as before a question in full (their words are context in the ledger)
     context, ask = split_context(question)
-    if context and not re.search(r"[?]", context) and _REACTION.match(context):
+    if context and not re.search(r"[?]", context) and (_REACTION.match(context) or not MODIFIER.search(context)):
         question = ask
+    # "Huh, two of those are islands. Could you add their median age too?": the sentences before the last question
+    # are a reaction or an aside when they ask nothing and change nothing (their "those" points at nothing)
+    pieces = re.split(r"(?<=[.!?])\s+(?=[A-Za-z\"“(])", " ".join(question.split()))
+    asks = [i for i, x in enumerate(pieces) if "?" in x]
+    if len(pieces) > 1 and asks and asks[-1] > 0:
+        lead = " ".join(pieces[:asks[-1]])
+        if "?" not in lead and not MODIFIER.search(lead):
+            question = " ".join(pieces[asks[-1]:])
     tc = normalize(question)
     p = Parse(question=question, tc=tc, t=tc.lower())
+    p.blocked.extend(courtesy_words(p.t))
     if seen is not None:
         seen[:] = [p]
     read_scope(p, cat)
@@ -131,6 +154,17 @@ def read_followup(question: str, prior: Query, cat: Catalog, chunks: Sequence[Ch
         find_thresholds(p, cat)
     except Decline:
         p.thresholds = []
+        if prior.measures and not p.mentions:
+            # "which states are under 85%?": a limit on the measure of the answer before
+            from ....census.mentions import Mention
+
+            m0 = prior.measures[0]
+            bound = replace(p, mentions=[Mention(m0, len(p.t), len(p.t), m0.name)], thresholds=[])
+            try:
+                find_thresholds(bound, cat)
+                p.thresholds = [th for th in bound.thresholds if th.measure in (None, m0)]
+            except Decline:
+                pass
     measures = [m.measure for m in p.strong()]
     if not measures and p.places and p.mentions and _QUESTION.search(p.t):
         # "how many people actually live in Boise itself?": a question of its own, with its own measure
@@ -150,23 +184,42 @@ def read_followup(question: str, prior: Query, cat: Catalog, chunks: Sequence[Ch
     # "what about TX-10?", "and ZIP 78702 too?": a unit named by its code, for the same measures
     edit = unit_edit(p, cat, prior, measures, bool(_ADD.search(p.t)))
     if edit is not None:
+        edits.append(Edit(K.ADD_PLACES if _ADD.search(p.t) else K.SWAP_PLACES, _said(p, _CODE)))
         return edit
     starts = bool(_START.search(p.t))
     among = _AMONG.search(p.t)
+    shown_rows = len(prior.geo.places) > 1 or prior.geo.is_set or prior.geo.among is not None
+    if among is None and shown_rows and not p.places and not measures and prior.op is not Op.CHANGE and \
+            _WHICH_ONE.search(p.t) and (_COMPARATIVE.search(p.t) or _SUPERLATIVE_ANY.search(p.t)):
+        # "which is priciest?", "which is highest?" after several rows: the one of them (EDIT: pick)
+        among = _WHICH_ONE.search(p.t)
     level_word = LEVEL_PLURAL.search(mask(p.t, p.blocked)) or _PLACE_WORDS.search(mask(p.t, p.blocked)) or \
         _EVERY.search(mask(p.t, p.blocked))
     if level_word and re.search(r"\b(those|these|the|both|them|same)\s+(\w+\s+)?$", p.t[:level_word.start()]):
         level_word = None  # "in those two cities": the places of the previous answer, not a new set
-    standalone = measures and (p.places or level_word) and not starts and not among and not _BACK.search(p.t)
+    national = _US_WHOLE.search(mask(p.t, p.blocked))
+    standalone = measures and (p.places or level_word or national) and not starts and not among and \
+        not _BACK.search(p.t)
     if standalone:
         return None
+    if national and not p.places and not level_word and not among and prior.measures and \
+            prior.op is Op.VALUE and prior.geo.places and not prior.geo.is_set:
+        # "what is it for the country as a whole?": the same measures for the US (EDIT: widen)
+        from ..frame.intent import build_query
+        from ..read.parser import parse_question
+
+        asked = measures or list(prior.measures)
+        whole = build_query(parse_question(f"{join_words([nice_name(m) for m in asked])} in the United States",
+                                           chunks, cat), cat)
+        edits.append(Edit(K.WIDEN, _said(p, _US_WHOLE)))
+        return whole
 
     q = prior
-    changed: list[str] = []
+    changed = edits
     if prior.op is Op.CHANGE and _NOW.search(p.t) and not CHANGE_WORDS.search(p.t):
         # "then just tell me how many people live there right now": the latest value, not the change
         q = Query(Op.VALUE if prior.geo.places else Op.LIST, prior.measures, replace(prior.geo, among=None))
-        changed.append("period")
+        changed.append(Edit(K.PERIOD, _said(p, _NOW)))
     masked = mask(p.t, p.blocked)
 
     # ---- "which of those has the lowest unemployment rate?": a ranking among the previous answer's places;
@@ -176,7 +229,7 @@ def read_followup(question: str, prior: Query, cat: Catalog, chunks: Sequence[Ch
         # "did any of them lose population?", "which of those grew fastest?": the same change, kept or ranked
         lose = re.search(r"\b(lose|lost|losing|decline\w*|shr[aiu]nk\w*|fell|drop\w*|decrease\w*)\b", p.t)
         gain = re.search(r"\b(gain\w*|grew|grow\w*|add\w*|increase\w*|rose|rise)\b", p.t)
-        of_two = re.search(r"\bof (the|these|those) (two|2|three|3|four|4|five|5)\b", masked)
+        of_two = _OF_N.search(masked)
         direction, n, n_given = read_rank(p, mask(masked, [of_two.span()] if of_two else []), list(prior.measures))
         comparative = _COMPARATIVE.search(masked)
         if not direction and comparative:  # "which of the two grew faster?": the one
@@ -191,20 +244,34 @@ def read_followup(question: str, prior: Query, cat: Catalog, chunks: Sequence[Ch
             if lose and not gain and direction == "DESC" and re.search(r"\b(most|biggest|largest|greatest|fastest)\b",
                                                                        masked):
                 direction = "ASC"  # "which of those lost the most?": the most negative change first
+            edits.append(Edit(K.PICK, _said(p, _AMONG, _COMPARATIVE, _RANK_WORDS)))
             return prior.edit(rank=Rank(prior.measures[0], direction == "DESC", n if n_given else 1, n_given),
                               geo=shown, change=replace(prior.change, by=order, keep=""))
         if lose or gain:
+            edits.append(Edit(K.NARROW, _said(p, _AMONG, _LOSE_GAIN)))
             return prior.edit(rank=None, geo=shown, change=replace(prior.change, keep="loss" if lose else "gain"))
     if among:
         if prior.op not in (Op.VALUE, Op.RANK, Op.LIST, Op.CHANGE) or not (prior.geo.places or prior.geo.is_set) or (
                 prior.op is Op.CHANGE and (prior.sums or (prior.change is not None and prior.change.count))):
             raise _cannot(question, prior, "the previous answer has no list of places to choose among")
+        of_k = _OF_N.search(masked) or re.search(r"\b(those|these|the) (two|three|four|five|six|seven|eight|nine|ten|"
+                                                 r"\d{1,2})\b", masked)
+        if of_k and prior.rank is not None and prior.rank.n == 1 and prior.geo.among is not None and \
+                of_k.group(2) not in ("one", "1"):
+            prior = prior.geo.among  # "what about rent in those three?" after "which is cheapest?": the three
         level = prior.geo.level if prior.geo.level != "mixed" else "county"
-        geo = GeoSet(level=level, among=prior)
+        states_named = tuple(pl.state for pl in p.places if pl.level == "state")
+        geo = GeoSet(level=level, among=prior, within=states_named if level in ("county", "place") else ())
+        if states_named and level in ("county", "place"):  # "which of those are in Texas?" (EDIT: narrow)
+            edits.append(Edit(K.NARROW, _place_words(p, [pl for pl in p.places if pl.level == "state"])))
         note = (f"Among the places of the previous answer ({_short(prior)}).",)
         conditions = tuple(Condition(th.measure or prior.measures[0], th.op, th.value, th.value2, th.ref, None,
                                      th.text, th.unit) for th in p.thresholds if th.measure is not None
                            or (prior.measures and th.unit != "percent"))
+        if not measures and re.search(r"\b(most|fewest|least|more|fewer) (people|residents|population)\b|"
+                                      r"\bmost populous\b|\blargest population\b", masked):
+            # "which of those has the most people?": by population, whatever was shown
+            measures = [m for m in cat.measures if m.name == "population"][:1]
         chosen = tuple(dict.fromkeys([*measures, *(c.measure for c in conditions)])) or prior.measures
         lacking = [m for m in chosen if not m.has_rows(level)]
         if lacking:  # "the median rent in these two cities": places have population and housing units only
@@ -217,9 +284,10 @@ def read_followup(question: str, prior: Query, cat: Catalog, chunks: Sequence[Ch
             _, n1, n1_given = read_rank(p, masked, list(chosen[:1]))
             if timed.rank is not None and not n1_given:  # "which of those ...": the one
                 timed = timed.edit(rank=replace(timed.rank, n=1))
+            edits += [Edit(K.PICK, _said(p, _AMONG, _RANK_WORDS)), Edit(K.PERIOD, _said(p, _TIME_WORDS))]
             return timed.edit(geo=geo, notes=(*timed.notes, *note))
         # "which of the 2 is higher": the 2 counts the places chosen among, it is no N
-        of_n = re.search(r"\bof (the|these|those) (two|2|three|3|four|4|five|5)\b", masked)
+        of_n = _OF_N.search(masked)
         masked_rank = mask(masked, [th.span for th in p.thresholds] + ([of_n.span()] if of_n else []))
         direction, n, n_given = read_rank(p, masked_rank, list(chosen))
         comparative = _COMPARATIVE.search(masked_rank)
@@ -228,21 +296,47 @@ def read_followup(question: str, prior: Query, cat: Catalog, chunks: Sequence[Ch
             direction = "ASC" if comparative.group(1) in _LOWER_WORDS else "DESC"
             n, n_given = 1, False
         if not direction:  # "how many housing units does each of those have?": every one of them, no ranking
+            if conditions:
+                edits.append(Edit(K.NARROW, _said(p, _AMONG, *[th.span for th in p.thresholds])))
+            if measures:
+                edits.append(Edit(K.SWAP_MEASURE, _said(p, *_measure_words(p, measures))))
             return Query(Op.LIST, chosen, geo, conditions=conditions, display=_display(p.t), notes=note)
         by = chosen[0]
+        if not measures and _COST.search(masked_rank):  # "which is priciest?": by what it costs
+            by = next((m for m in chosen if "home_value" in m.name or "rent" in m.name), by)
+            chosen = (by, *[m for m in chosen if m is not by])
         if direction is None:
             direction = "DESC"
+        edits.append(Edit(K.PICK, _said(p, _AMONG, _COMPARATIVE, _RANK_WORDS)))
         return Query(Op.RANK, chosen, geo, rank=Rank(by, direction == "DESC", n if n_given else 1, n_given),
                      conditions=conditions, display=_display(p.t), notes=note)
 
     # ---- the measure
     drop = _DROP.search(p.t)
+    dropped: list[tuple[int, int]] = []
     if measures and drop and set(measures) & set(prior.measures) and len(prior.measures) > 1:
-        # "drop rent": the same answer without that measure (EDIT: drop measure)
-        remaining = tuple(m for m in prior.measures if m not in measures)
-        rank = prior.rank if prior.rank is None or prior.rank.by in remaining else replace(prior.rank, by=remaining[0])
+        # "drop rent": the same answer without that measure (EDIT: drop measure); "drop the rent, just income":
+        # only what the drop clause names goes, what "just"/"only"/"keep" names stays
+        clause = re.search(r"[,;.]|\b(just|only|keep|leave|but)\b", p.t[drop.end():])
+        stop = drop.end() + clause.start() if clause else len(p.t)
+        named = {mt.measure for mt in p.mentions if drop.end() <= mt.start < stop}
+        gone = [m for m in measures if m in named] or measures
+        remaining = tuple(m for m in prior.measures if m not in gone)
+        if not remaining:
+            raise _cannot(question, prior, "that would leave no measure to show")
+        if prior.rank is not None and prior.rank.by not in remaining:
+            # the rows are chosen by that measure: its column stays (without it they would look unranked), the
+            # rows stay the same, and the card says so
+            remaining = (prior.rank.by, *remaining)
+            q = q.edit(notes=(*q.notes, f"{nice_name(prior.rank.by).capitalize()} stays in the table: the rows are "
+                                        f"ranked by it (ask “rank them by {nice_name(remaining[1])}” for another "
+                                        "ranking)."))
+        rank = prior.rank
         q = q.edit(measures=remaining, rank=rank)
-        changed.append("measure")
+        # "drop median age": the drop is of a column, not a loss over time
+        dropped = [drop.span(), *_measure_words(p, measures)]
+        masked = mask(masked, dropped)
+        changed.append(Edit(K.DROP_MEASURE, _said(p, _DROP, *_measure_words(p, measures))))
         measures = []
     add_measure = bool(measures) and bool(_ADD_MEASURE.search(p.t)) and not set(measures) <= set(prior.measures)
     if measures:
@@ -258,7 +352,7 @@ def read_followup(question: str, prior: Query, cat: Catalog, chunks: Sequence[Ch
             rank = replace(rank, by=new[0])
         q = q.edit(measures=new, rank=rank, conditions=kept_conditions,
                    sums=tuple(m for m in new if m.additive) if q.op is Op.TOTAL else q.sums)
-        changed.append("measure")
+        changed.append(Edit(K.ADD_MEASURE if add_measure else K.SWAP_MEASURE, _said(p, *_measure_words(p, measures))))
 
     # ---- a set named by a level word: "now show the same for all Texas counties"
     places = _resolve_ambiguous([pl for pl in p.places if not _NEGATED.search(p.t[:pl.span[0]])], prior)
@@ -276,7 +370,9 @@ def read_followup(question: str, prior: Query, cat: Catalog, chunks: Sequence[Ch
                 of_that = prior
             else:
                 raise _cannot(question, prior, "the previous answer has several states; name the one you mean")
-        same_set = prior.geo.is_set and prior.geo.level == level and prior.op in (Op.RANK, Op.LIST, Op.COUNT, Op.TOTAL)
+        same_set = prior.geo.is_set and prior.geo.level == level and \
+            prior.op in (Op.RANK, Op.LIST, Op.COUNT, Op.TOTAL) and \
+            not (prior.op is Op.TOTAL and re.search(r"\bwhich\b", p.t))
         if q.op is Op.CHANGE:  # "and which Texas counties lost the most?": the same change over the set named
             if level == "place":
                 raise _cannot(question, prior, "Census places are loaded for the latest period only, so no change can "
@@ -287,13 +383,13 @@ def read_followup(question: str, prior: Query, cat: Catalog, chunks: Sequence[Ch
                 q = q.edit(geo=GeoSet(level=level, within=within or (prior.geo.within if prior.geo.is_set
                                                                       and level == prior.geo.level else ()),
                                       exclude=prior.geo.exclude if prior.geo.is_set else frozenset()))
-                changed.append("set")
+                changed.append(Edit(_narrow_or_widen(prior, q), _said(p, level_word)))
             places = [pl for pl in places if pl.level != "state"]
         elif same_set:  # "just the 50 states please": the same question over a narrower set
             if states and level in ("county", "place"):
                 q = q.edit(geo=replace(q.geo, within=states))
                 places = [pl for pl in places if pl.level != "state"]
-                changed.append("set")
+                changed.append(Edit(_narrow_or_widen(prior, q), _said(p, level_word)))
         elif level in ("county", "place") or not states:
             q = q.edit(op=Op.LIST if q.op not in (Op.RANK,) else q.op, conditions=(), with_us=False, per_n=None,
                        geo=GeoSet(level=level, within=states if level in ("county", "place") else (),
@@ -301,25 +397,25 @@ def read_followup(question: str, prior: Query, cat: Catalog, chunks: Sequence[Ch
                                   in_states_of=of_that),
                        rank=replace(q.rank, by=q.measures[0]) if q.rank else None)
             places = [pl for pl in places if pl.level != "state"]
-            changed.append("set")
+            changed.append(Edit(_narrow_or_widen(prior, q), _said(p, level_word)))
 
     # ---- "just incorporated cities, please, no CDPs": the same set, of one kind of place (EDIT: narrow)
     if q.geo.level == "place" and q.geo.is_set and (INCORPORATED.search(p.t) or _CITIES_NOT_CDPS.search(p.t)):
         if q.geo.place_kind != "incorporated":
             q = q.edit(geo=replace(q.geo, place_kind="incorporated"))
-            changed.append("set")
+            changed.append(Edit(_narrow_or_widen(prior, q), _said(p, level_word)))
 
     # ---- "whole country", "nationwide": the set no longer kept to a state
     if _NATIONWIDE.search(masked) and q.geo.is_set and q.geo.within:
         q = q.edit(geo=replace(q.geo, within=()))
-        changed.append("set")
+        changed.append(Edit(K.WIDEN, _said(p, _NATIONWIDE)))
 
     # ---- "per capita income for both": the place of the turn before joins the previous one
     if not places and _BOTH.search(p.t) and len(q.geo.places) == 1 and before is not None and \
             len(before.geo.places) == 1 and before.geo.places[0].geo_id != q.geo.places[0].geo_id:
         q = q.edit(geo=replace(q.geo, places=(before.geo.places[0], q.geo.places[0]),
                                level=q.geo.level if before.geo.places[0].level == q.geo.level else "mixed"))
-        changed.append("places")
+        changed.append(Edit(K.ADD_PLACES, _said(p, _BOTH)))
         pick = re.search(r"\bwhich\b.*\b(faster|fastest|more|most|bigger|biggest|larger|largest|slower|slowest|"
                          r"less|least|smaller|smallest)\b", p.t)
         if pick and q.op is Op.CHANGE and q.change is not None:  # "which of the two grew faster?": the one
@@ -330,6 +426,9 @@ def read_followup(question: str, prior: Query, cat: Catalog, chunks: Sequence[Ch
     # ---- a bare name of a county in the conversation's state ("fairfax county?" then "arlington")
     if not places and not measures and not p.thresholds:
         places = _bare_counties(p, prior, cat)
+    # ---- "and naperville?" after Chicago: a city named bare, in the conversation's one state
+    if not places and not measures and not p.thresholds and not level_word:
+        places = _in_home_state(question, prior, cat)
 
     # ---- "the county" after a city: the county-equivalent of the same area, or the county of its name
     if not places and re.search(r"\b(the|its|that) county\b", p.t) and prior.geo.places and all(
@@ -354,13 +453,12 @@ def read_followup(question: str, prior: Query, cat: Catalog, chunks: Sequence[Ch
             places = [pl for pl in places if out_word not in pl.label.lower()]
 
     # ---- "as a share of the population?": the group's share instead of its count
-    if not measures and re.search(r"\b(as an? |in )(share|percent(age)?|proportion|%)\b(?!\s+(increase|change|"
-                                  r"growth|decrease|gain|rise|drop|decline))", p.t) and prior.measures:
+    if not measures and _AS_SHARE.search(p.t) and prior.measures:
         m0 = prior.measures[0]
         share = next((x for x in cat.measures if x.family == m0.family and x.is_rate), None) if m0.family else None
         if share is not None and share is not m0:
             q = q.edit(measures=(share,), rank=replace(q.rank, by=share) if q.rank else None)
-            changed.append("measure")
+            changed.append(Edit(K.SWAP_MEASURE, _said(p, _AS_SHARE)))
 
     # ---- the places
     if places:
@@ -374,7 +472,7 @@ def read_followup(question: str, prior: Query, cat: Catalog, chunks: Sequence[Ch
         ex |= p.exclude
         ex -= p.include
         q = q.edit(geo=replace(q.geo, exclude=frozenset(ex)))
-        changed.append("set")
+        changed.append(Edit(K.WIDEN if p.include else K.NARROW, _said(p, FIFTY, *p.scope_spans)))
 
     # ---- N and the direction
     if (q.op in (Op.RANK, Op.LIST) or (q.op is Op.CHANGE and q.rank is not None)) and not among:
@@ -395,31 +493,32 @@ def read_followup(question: str, prior: Query, cat: Catalog, chunks: Sequence[Ch
             down = direction == "ASC" if direction else not q.rank.descending
             q = q.edit(rank=replace(q.rank, descending=not down, n=n if n_given else q.rank.n,
                                     n_given=n_given or q.rank.n_given))
-            changed.append("ranking")
+            changed.append(Edit(K.RANKING, _said(p, _RANK_WORDS)))
         elif direction or n_given:
             # a new ranking takes the reader's N ("which state is the lowest": one); an old one keeps its own
             base = q.rank or Rank(q.measures[0], True, n)
             q = q.edit(op=Op.RANK, rank=replace(base, descending=(direction or ("DESC" if base.descending else "ASC"))
                                                 == "DESC", n=n if n_given else base.n, n_given=n_given or base.n_given))
-            changed.append("ranking")
+            changed.append(Edit(K.RANKING, _said(p, _RANK_WORDS)))
     elif q.op is Op.VALUE and re.search(r"\b(top|bottom|highest|lowest)\b", masked) and not changed:
         raise _cannot(question, prior, "the previous answer is not a ranking")
 
     # ---- time: another period, a change between two, dollars, the percent change
     if not among:
-        timed = time_edit(p, q, cat, list(q.measures[:1]), masked)
+        timed = time_edit(replace(p, t=mask(p.t, dropped)) if dropped else p, q, cat, list(q.measures[:1]), masked)
         if timed is not None:
             q = timed
-            changed.append("period")
+            changed.append(Edit(K.DOLLARS if _DOLLARS_ONLY.search(p.t) else K.PERIOD, _said(p, _TIME_WORDS)))
 
     # ---- a new limit on a set ("only the ones over 100,000"): it replaces the limit on the same measure
-    if p.thresholds and q.geo.is_set and q.op in (Op.LIST, Op.RANK, Op.COUNT, Op.TOTAL) and "period" not in changed:
+    if p.thresholds and q.geo.is_set and q.op in (Op.LIST, Op.RANK, Op.COUNT, Op.TOTAL) and \
+            not any(e.kind is K.PERIOD for e in changed):
         limits = [Condition(th.measure or (q.conditions[0].measure if q.conditions else q.measures[0]), th.op,
                             th.value, th.value2, th.ref, None, th.text, th.unit) for th in p.thresholds]
         limited = {c.measure.name for c in limits}
         unlimited = tuple(c for c in q.conditions if c.measure.name not in limited)
         q = q.edit(conditions=unlimited + tuple(limits))
-        changed.append("limit")
+        changed.append(Edit(K.NARROW, _said(p, *[th.span for th in p.thresholds])))
 
     # ---- "how many people live in those places altogether?": the previous set's total
     if _ALTOGETHER.search(masked) and q.op in (Op.LIST, Op.RANK, Op.COUNT) and q.geo.is_set:
@@ -427,7 +526,7 @@ def read_followup(question: str, prior: Query, cat: Catalog, chunks: Sequence[Ch
         if additive:
             q = q.edit(op=Op.TOTAL, measures=tuple(dict.fromkeys([*q.measures, *additive])), sums=tuple(additive),
                        rank=None)
-            changed.append("total")
+            changed.append(Edit(K.TOTAL, _said(p, _ALTOGETHER)))
 
     # ---- "is that difference significant?": the same answer; sage tests it and says so under it
     if not changed and _SIGNIFICANCE.search(p.t):
@@ -442,7 +541,7 @@ def read_followup(question: str, prior: Query, cat: Catalog, chunks: Sequence[Ch
                           + (f" in {period}" if period else "") + " (population totals are controlled to the "
                           "Census Bureau's estimates and carry none), and a test without them would only pretend.",
                           _suggest(prior))
-        changed.append("significance")
+        changed.append(Edit(K.SIGNIFICANCE, _said(p, _SIGNIFICANCE)))
         q = q.edit(notes=(*q.notes, "The same answer: whether its differences are statistically significant at 90% "
                                     "is tested below it."))
 
@@ -450,7 +549,7 @@ def read_followup(question: str, prior: Query, cat: Catalog, chunks: Sequence[Ch
     display = _display(p.t)
     if display:
         q = q.edit(display=display)
-        changed.append("display")
+        changed.append(Edit(K.DISPLAY, _said(p, *[rx for rx, _ in _DISPLAY])))
 
     if not changed:
         raise _cannot(question, prior, "I could not tell what to change in it")
@@ -468,6 +567,78 @@ def read_followup(question: str, prior: Query, cat: Catalog, chunks: Sequence[Ch
 
 
 LEVEL_PLURAL_NAMES = {"county": "counties", "state": "states"}
+#: the whole country, named
+_US_WHOLE = re.compile(r"\b(the (united states|us|usa|country|nation|whole country|entire country)"
+                       r"( as a whole| overall)?|"
+                       r"nationwide|nationally|national(ly)? (average|figure|level|rate|number)|countrywide)\b")
+#: "which of the 3", "of those ten": the number counts the places chosen among, it is no N
+_OF_N = re.compile(r"\bof (the|these|those) (two|2|three|3|four|4|five|5|six|6|seven|7|eight|8|nine|9|ten|10|eleven|11|"
+                   r"twelve|12|fifteen|15|twenty|20)\b")
+#: "which is priciest?", "which one has the most?": one of the rows shown
+_WHICH_ONE = re.compile(r"^\W*(?:(?:and|so|ok|okay|now|then|but)\W+)?(which|who)\s+(one\s+)?(is|was|has|had|did|does|"
+                        r"grew|gained|lost|saw|shows?|rose|fell|comes?|ranks?|pays?|costs?)\b")
+_SUPERLATIVE_ANY = re.compile(r"\b(\w+est|most|least|fewest|max\w*|min\w*|top|bottom)\b")
+#: what something costs: "priciest", "cheapest", "most expensive"
+_COST = re.compile(r"\b(pric\w*|cheap\w*|expensive|costl\w*|afford\w*)\b")
+#: a unit named by its code: "TX-10", "ZIP 78702", "tract 1204.02"
+_CODE = re.compile(r"\b[a-z]{2}[- ]?\d{1,2}\b|\b(zip( code)? )?\d{5}\b|\btract [\d.]+\b")
+#: "as a share of the population?": a group's share instead of its count
+_AS_SHARE = re.compile(r"\b(as an? |in )(share|percent(age)?|proportion|%)\b(?!\s+(increase|change|growth|decrease|"
+                       r"gain|rise|drop|decline))")
+#: the words that name a ranking's N or direction, for the edit's words
+_RANK_WORDS = re.compile(r"\b(top|bottom|first|last|highest|lowest|most|least|fewest|biggest|smallest|largest|"
+                         r"\w+est|\d{1,3}|one|two|three|four|five|six|seven|eight|nine|ten|instead|only|just)\b")
+_LOSE_GAIN = re.compile(r"\b(lose|lost|losing|decline\w*|shr[aiu]nk\w*|fell|drop\w*|decrease\w*|gain\w*|grew|"
+                        r"grow\w*|add\w*|increase\w*|rose|rise)\b")
+#: a follow-up about dollars alone ("in nominal $ tho", "adjusted for inflation?"), not about another period
+_DOLLARS_ONLY = re.compile(r"\b(nominal|unadjusted|inflation|adjusted|real|current dollars|as published|constant)\b")
+_TIME_WORDS = re.compile(r"\b(\d{4}(-\d{4})?|since|change\w*|grew|grow\w*|gain\w*|lost|los\w+|decline\w*|"
+                         r"nominal|real|inflation|adjusted|dollars|percent\w*|then|earlier|before|back)\b")
+
+
+def _said(p: Parse, *found: re.Pattern[str] | re.Match[str] | tuple[int, int] | None) -> str:
+    """The words of the follow-up that named an edit: what the patterns match, or the spans given, in order."""
+    spans: list[tuple[int, int]] = []
+    for f in found:
+        if f is None:
+            continue
+        if isinstance(f, re.Pattern):
+            spans += [m.span() for m in f.finditer(p.t)]
+        elif isinstance(f, re.Match):
+            spans.append(f.span())
+        else:
+            spans.append(f)
+    merged: list[list[int]] = []
+    for a, b in sorted(set(spans)):
+        if b <= a:
+            continue
+        if merged and a <= merged[-1][1]:  # overlapping or touching: one stretch of words
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+    return " ".join(dict.fromkeys(w for a, b in merged if (w := p.tc[a:b].strip())))[:80]
+
+
+def _measure_words(p: Parse, measures: Sequence[Measure]) -> list[tuple[int, int]]:
+    """Where the follow-up names ``measures``."""
+    return [(m.start, m.end) for m in p.mentions if m.measure in measures and m.end > m.start]
+
+
+def _place_words(p: Parse, places: Sequence[Place]) -> str:
+    """How the follow-up names ``places``, as typed."""
+    said = [p.tc[pl.span[0]:pl.span[1]].strip() if pl.span[1] > pl.span[0] else pl.text or pl.label for pl in places]
+    return ", ".join(dict.fromkeys(w for w in said if w))[:80]
+
+
+def _narrow_or_widen(prior: Query, q: Query) -> EditKind:
+    """Whether a new set is narrower than the previous answer's (kept to states, a kind of place, a limit) or
+    wider (the whole country, a larger level)."""
+    order = {"state": 0, "county": 1, "place": 2}
+    if q.geo.within or q.geo.place_kind or q.conditions:
+        return EditKind.NARROW
+    if prior.geo.is_set and order.get(q.geo.level, 1) > order.get(prior.geo.level, 1):
+        return EditKind.NARROW if prior.geo.within else EditKind.WIDEN
+    return EditKind.WIDEN if prior.geo.within or prior.geo.places else EditKind.NARROW
 #: the latest period, said in words
 _NOW = re.compile(r"\b(right now|currently|these days|nowadays|today|at the moment|as of now|at present)\b|"
                   r"\bnow\s*[?.!]*\s*$")
@@ -480,6 +651,22 @@ _BOTH = re.compile(r"\b(both|the two|both of them|the pair)\b")
 _SIGNIFICANCE = re.compile(r"\b(significant\w*|statistically|margin of error|margins of error|sampling (error|noise)|"
                            r"real (difference|gap|change|increase|decrease)|within the margin|meaningful)\b")
 _ALTOGETHER = re.compile(r"\b(altogether|all together|combined|in total|total|add(ed)? up|together)\b")
+def _in_home_state(question: str, prior: Query, cat: Catalog) -> list[Place]:
+    """The places a follow-up names bare ("and naperville?"), read in the one state of the conversation."""
+    home = {pl.state.fips: pl.state for pl in prior.geo.places} | {st.fips: st for st in prior.geo.within}
+    if len(home) != 1:
+        return []
+    (state,) = home.values()
+    tc = normalize(in_state(question, state))
+    q2 = Parse(question=question, tc=tc, t=tc.lower())
+    try:
+        find_places(q2, cat)
+        find_unknown_places(q2, cat)
+    except Decline:
+        return []
+    return [pl for pl in q2.places if pl.level != "state" and pl.how != "ambiguous"]
+
+
 def _resolve_ambiguous(places: list[Place], prior: Query) -> list[Place]:
     """"and Williamson County?" after a question about Travis County, TX: the one in the conversation's state."""
     states = {pl.state.fips for pl in prior.geo.places} | {s.fips for s in prior.geo.within}
@@ -513,7 +700,7 @@ def _bare_counties(p: Parse, prior: Query, cat: Catalog) -> list[Place]:
     return [Place("county", c.state, c, (0, 0), "rule", name)]
 
 
-def _places(q: Query, p: Parse, places: Sequence[Place], add: bool, changed: list[str]) -> Query:
+def _places(q: Query, p: Parse, places: Sequence[Place], add: bool, changed: list[Edit]) -> Query:
     """Swap or add places: in a list of named places they replace (or join) them; a state given to a set of
     counties becomes the state the set keeps to ("only Texas", "what about Ohio?")."""
     geo = q.geo
@@ -529,7 +716,8 @@ def _places(q: Query, p: Parse, places: Sequence[Place], add: bool, changed: lis
         # "and in Georgia?" after a change over Ohio's counties: the same change over Georgia's; a named state or
         # county: its own change
         states = [pl.state for pl in places if pl.level == "state"]
-        changed.append("places")
+        narrow = bool(states) and len(states) == len(places) and geo.level == "county"
+        changed.append(Edit(K.NARROW if narrow else K.SWAP_PLACES, _place_words(p, places)))
         if states and len(states) == len(places) and geo.level == "county":
             within = tuple(dict.fromkeys((*geo.within, *states))) if add else tuple(states)
             return q.edit(geo=replace(geo, within=within, exclude=frozenset()))
@@ -540,20 +728,20 @@ def _places(q: Query, p: Parse, places: Sequence[Place], add: bool, changed: lis
         states = [pl.state for pl in places if pl.level == "state"]
         if states and len(states) == len(places) and geo.level in ("county", "place"):
             within = tuple(dict.fromkeys((*geo.within, *states))) if add else tuple(states)
-            changed.append("places")
+            changed.append(Edit(K.NARROW, _place_words(p, places)))
             return q.edit(geo=replace(geo, within=within, exclude=frozenset()))
         if states and len(states) == len(places) and geo.level == "state" and _ONLY.search(p.t):
-            changed.append("places")
+            changed.append(Edit(K.SWAP_PLACES, _place_words(p, places)))
             return q.edit(op=Op.VALUE, rank=None, geo=GeoSet(level="state", places=tuple(places)))
         # "what about Ohio?" after a ranking of states: that state's value
         levels = {pl.level for pl in places}
         if add:
             # the previous answer's places and the new one, side by side
-            changed.append("places")
+            changed.append(Edit(K.ADD_PLACES, _place_words(p, places)))
             return q.edit(op=Op.VALUE, rank=None, conditions=(),
                           geo=GeoSet(level=levels.pop() if len(levels) == 1 else "mixed", places=tuple(places),
                                      among=q))
-        changed.append("places")
+        changed.append(Edit(K.SWAP_PLACES, _place_words(p, places)))
         level = levels.pop() if len(levels) == 1 else "mixed"
         return q.edit(op=Op.VALUE, rank=None, conditions=(), geo=GeoSet(level=level, places=tuple(places)))
     merged = (*geo.places, *places) if add else tuple(places)
@@ -562,7 +750,7 @@ def _places(q: Query, p: Parse, places: Sequence[Place], add: bool, changed: lis
         uniq.setdefault(pl.geo_id, pl)
     levels = {pl.level for pl in uniq.values()}
     level = levels.pop() if len(levels) == 1 else "mixed"
-    changed.append("places")
+    changed.append(Edit(K.ADD_PLACES if add else K.SWAP_PLACES, _place_words(p, places)))
     if geo.among is not None and add:
         return q.edit(geo=replace(geo, places=tuple(uniq.values()), level=level))
     return q.edit(geo=GeoSet(level=level, places=tuple(uniq.values()), exclude=geo.exclude))

@@ -24,6 +24,9 @@ LOSE = re.compile(r"\b(lose|lost|loses|losing|declin(e|ed|es|ing)|shr[aiu]nk\w*|
 GAIN = re.compile(r"\b(gain|gained|gains|gaining|grew|grow|grows|growing|added|add|adds|adding|increas(e|ed|es|ing)|"
                   r"rose|rise|rises)\b")
 SUPERLATIVE = re.compile(r"\b(most|biggest|largest|greatest|fastest|least|fewest|smallest|slowest)\b")
+#: "which lost the most?", "which one grew fastest?": one place, not a list (a plural — "which counties" — is not)
+ONE = re.compile(r"^\W*(?:(?:and|so|ok|okay|now|then|but)\W+)?(?:which|who)\s+(?:one\s+)?(?:is|was|has|had|did|grew|"
+                 r"gained|lost|saw|rose|fell|dropped|added|declined|increased|decreased|shrank)\b")
 PERCENT = re.compile(r"\b(percent\w*|%|pct|in percentage terms|fastest|slowest|relative)\b")
 ABSOLUTE = re.compile(r"\b(raw number|absolute|number of people|people added|how many people|in people|in dollars)\b")
 
@@ -62,6 +65,8 @@ def time_edit(p: Parse, q: Query, cat: Catalog, measures: list[Measure], masked:
             if q.geo.among is not None and q.geo.among.op is Op.CHANGE:
                 q = q.edit(geo=q.geo.among.geo)  # "and which lost the most?" after "which of them lost": the set
             direction, n, n_given = read_rank(p, masked, list(q.measures))
+            if not n_given and ONE.search(masked) and not (q.rank is not None and q.rank.n_given):
+                n, n_given = 1, True  # "which lost the most?" of a few places: the one (after a top 5: the other 5)
             return q.edit(rank=Rank(q.measures[0], most if gain else not most, n if n_given else base.n,
                                     n_given or base.n_given), change=replace(ch, by=by, keep=""))
         if PERCENT.search(masked) and not ABSOLUTE.search(masked):
@@ -83,11 +88,14 @@ def time_edit(p: Parse, q: Query, cat: Catalog, measures: list[Measure], masked:
             tmp.places = [_Place("state", s, None, (0, 0)) for s in q.geo.within]
         ranked = bool(re.search(r"\b(which|fastest|slowest|most|least|biggest|largest|top|bottom)\b", masked))
         lost = re.search(r"\b(lose|lost|losing|decline\w*|shr[aiu]nk\w*|fell|drop\w*)\b", masked)
+        # (the US total — the states added up — is one place's change, not a list of the states')
         out = change_query(tmp, cat, measures, masked, [], set_query=bool(q.geo.is_set or q.geo.among is not None
-                                                                          or ranked or lost))
+                                                                          or ranked or lost) and not tmp.national)
         if q.geo.among is not None or (q.geo.is_set and (q.op is Op.RANK or q.conditions)):
             # the places the previous answer showed (its ranking, its limits), not its whole set
-            out = out.edit(geo=replace(out.geo, among=q if q.geo.among is None else q.geo.among))
+            # (a pick — "which is highest?" — is the one place shown: the change is of that one)
+            picked = q.rank is not None and q.rank.n == 1 and q.geo.among is not None
+            out = out.edit(geo=replace(out.geo, among=q if q.geo.among is None or picked else q.geo.among))
         if ranked and out.rank is None and not (out.change and out.change.keep):
             out = out.edit(rank=Rank(measures[0], True, 1))
         return out

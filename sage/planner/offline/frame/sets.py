@@ -176,17 +176,26 @@ def set_frame(p: Parse, cat: Catalog, measures: list[Measure], masked: str, note
     # "cities in the US": the 50 states and DC, as a US total is
     exclude = exclusions(p, {"PR"} if level == "place" and p.national else set()) if not scope_states \
         else frozenset()
+    place_kind = p.place_kind
+    if level == "place" and place_kind in ("town", "village", "borough") and scope_states and not any(
+            loc.kind == place_kind and loc.state in scope_states for loc in cat.localities):
+        # "biggest 10 towns in Vermont": Vermont has no Census places named towns (its towns are county
+        # subdivisions, not in the data), so the word means its places, not an empty list
+        names = join_words([st.name for st in scope_states])
+        notes.append(f"{names} has no Census places that are {place_kind}s (its {place_kind}s are county "
+                     f"subdivisions, not in the data): all its Census places are shown.")
+        place_kind = ""
     if level == "place":
         kinds = {"": "all Census places (incorporated cities, towns, villages and boroughs, and census-designated "
                      "places)", "incorporated": "incorporated places only (no census-designated places)",
                  "cdp": "census-designated places (CDPs) only", "village": "places that are villages",
                  "town": "places that are towns", "borough": "places that are boroughs"}
-        notes.append(f"Places: {kinds[p.place_kind]}" + ("; Puerto Rico left out." if "PR" in exclude else "."))
+        notes.append(f"Places: {kinds[place_kind]}" + ("; Puerto Rico left out." if "PR" in exclude else "."))
     independent = level == "county" and bool(INDEPENDENT_CITY.search(masked)) and not re.search(
         r"\b(counties|county|parishes|parish|boroughs|county equivalents)\b", masked)
     geo = GeoSet(level=level, places=tuple(level_places),
                  within=tuple(scope_states) if not (level == "state") else tuple(scope_states),
-                 exclude=exclude, independent_cities=independent, place_kind=p.place_kind)
+                 exclude=exclude, independent_cities=independent, place_kind=place_kind)
 
     if cross:  # "more Hispanic than White residents" compares two measures; it asks for no ranking
         masked = mask(masked, [m.span() for m in _THAN.finditer(masked)]

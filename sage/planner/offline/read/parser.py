@@ -18,7 +18,7 @@ from .bare_names import find_unknown_places
 from .localities import coded_level, coded_level_decline
 from .measures import find_measures
 from .parsed import Parse
-from .periods import dollar_words, nominal_words, read_periods
+from .periods import courtesy_words, dollar_words, nominal_words, read_periods
 from .places import find_places, resolve_ambiguous
 from .scope import read_scope
 from .thresholds import find_thresholds
@@ -65,7 +65,7 @@ def parse_question(question: str, chunks: Sequence[Chunk], cat: Catalog, earlier
     tc = normalize(ask)
     p = Parse(question=question, tc=tc, t=tc.lower())
     read_scope(p, cat)
-    p.blocked.extend(nominal_words(p.t))
+    p.blocked.extend(nominal_words(p.t) + courtesy_words(p.t))
     find_places(p, cat)
     drop_excluded(p)
     if context:
@@ -113,7 +113,10 @@ def _only_a_state(question: str, cat: Catalog) -> State | None:
 
 #: abbreviations whose period does not end a sentence ("St. Louis", "Washington, D.C. and ...")
 _NO_SENTENCE_END = re.compile(r"(?:\b(?:st|mt|ft|co|vs|no|dr|mr|mrs|ms|jr|sr|inc|approx|pct|est|dept|univ|ave|"
-                              r"e\.g|i\.e|u\.s|d\.c)|\b[a-z])\.$", re.IGNORECASE)
+                              r"e\.g|i\.e|u\.s|d\.c|pop|hh|med|avg|yr|yrs|cos|cty|twp|"
+                              r"ala|ariz|ark|calif|colo|conn|del|fla|ga|ill|ind|kans?|ky|la|md|mass|mich|minn|miss|mo|"
+                              r"mont|nebr?|nev|okla|oreg?|pa|penn|tenn|vt|va|wash|wisc?|wyo)|\b[a-z])\.$",
+                              re.IGNORECASE)
 
 
 def split_context(question: str) -> tuple[str, str]:
@@ -161,7 +164,11 @@ def split_context(question: str) -> tuple[str, str]:
                 r"(what|which|how|is|are|does|do|can|could|give|show|list|rank|compare|tell|who|where|when)\b",
                 pieces[i], re.IGNORECASE):
             i -= 1
-        context, ask = " ".join(pieces[:i]), " ".join(pieces[i:])
+        # "Which counties ...? I'm scouting for a second pizza shop.": a sentence after the ask about the asker or
+        # the purpose, that changes nothing the answer holds, is context; an instruction ("Top 3 only.") is not
+        tail = [x for x in pieces[i + 1:] if "?" not in x and _AFTERWORD.search(x) and not MODIFIER.search(x)]
+        context = " ".join([*pieces[:i], *tail])
+        ask = " ".join(x for x in pieces[i:] if x not in tail)
     else:
         context, ask = "", text
     # "The Twin Cities counties, Hennepin and Ramsey: what's the median rent in each?"; "We just moved to Phoenix and
@@ -186,6 +193,18 @@ def split_context(question: str) -> tuple[str, str]:
     return context, ask
 
 
+#: a sentence about the asker or the purpose: first person, "it's for ...", or an opening participle ("Thinking about
+#: a coffee cart", "Deciding where the bakery goes")
+_AFTERWORD = re.compile(r"\b(i|i'?m|i'?d|i'?ve|i'?ll|me|my|we|we'?re|we'?d|our|us)\b|^\W*(it'?s|this is|that'?s|"
+                        r"for)\s+(for|a|an|my|our|the)\b|^\W*[a-z]+ing\b", re.IGNORECASE)
+#: words that change an answer: a sentence with one is part of the ask
+MODIFIER = re.compile(r"\b(not|no|except|excluding|exclude|without|only|just|plus|including|include|counting|leave|"
+                       r"drop|top|bottom|first|last|percent\w*|pct|share|rate|per|each|total|combined|average|mean|"
+                       r"median|highest|lowest|most|least|largest|smallest|biggest|rank\w*|sort\w*|map|"
+                       r"table|chart|graph|nominal|inflation|dollars?|since|between|compared?|versus|vs|ratio|"
+                       r"for every)\b|\d|%",
+                       re.IGNORECASE)
+
 #: an ask made only of politeness ("could you help? Thank you!", "any ideas?")
 _EMPTY_ASK = re.compile(r"^\W*(?:(?:could|can|would|will|you|please|pls|help|me|us|out|with|this|that|it|thanks|thank|"
                         r"so|much|a|lot|i|honestly|had|have|has|no|idea|about|the|order|any|ideas|really|appreciate|"
@@ -206,6 +225,7 @@ def _use_context(p: Parse, context: str, cat: Catalog, chunks: Sequence[Chunk]) 
     """The places and scope clauses of the scene-setting text, for an ask that names no place of its own."""
     tc = normalize(context)
     ctx = Parse(question=context, tc=tc, t=tc.lower())
+    ctx.blocked.extend(courtesy_words(ctx.t))
     try:
         read_scope(ctx, cat)
         find_places(ctx, cat)

@@ -56,10 +56,22 @@ CHANGE_WORDS = re.compile(
 #: dollars as asked: the later period's dollars (the default for a change) or the dollars of each period
 _NOMINAL = re.compile(r"\bnominal\b|\bnot\s+(?:adjust\w*|correct\w*)\s+for\s+inflation\b|\bunadjusted\b|"
                       r"\bwithout\s+(?:adjusting\s+for\s+)?inflation\b|\bcurrent\s+dollars\b|\bbefore\s+inflation\b|"
-                      r"\b(?:plain|raw|face[\s-]value)\s+dollars\b|\bdollars\s+as\s+published\b")
+                      r"\b(?:plain|raw|face[\s-]value)\s+dollars\b|\bdollars\s+as\s+published\b|"
+                      r"\b(?:setting|leaving|putting)\s+inflation\s+aside\b|\binflation\s+aside\b|"
+                      r"\bignoring\s+inflation\b")
 _REAL = re.compile(r"\b(?:inflation[\s-]*adjusted(?:\s+terms)?|adjust\w*\s+for\s+inflation|after\s+(?:adjusting\s+for"
                    r"\s+)?inflation|real|constant\s+dollars|todays?\s+dollars|in\s+20\d\d\s+dollars|"
-                   r"in\s+real\s+terms)\b")
+                   r"in\s+real\s+terms|(?:kept|keep|keeping|kept\s+pace|keeps)\s+(?:up\s+)?(?:pace\s+)?with\s+"
+                   r"inflation|(?:outpac\w*|beat|beaten|lagg?\w*|trail\w*)\s+inflation|net\s+of\s+inflation)\b")
+
+
+def courtesy_words(t: str) -> list[tuple[int, int]]:
+    """The spans of "thank you in advance" and the like: masked before places are read ("Advance" is a town in
+    Missouri, North Carolina, Indiana and Michigan)."""
+    return [mt.span() for mt in _COURTESY.finditer(t)]
+
+
+_COURTESY = re.compile(r"\b(?:thanks?(?: you)?(?: so much| very much)?\s+)?in\s+advance\b")
 
 
 def nominal_words(t: str) -> list[tuple[int, int]]:
