@@ -71,8 +71,8 @@ def normalize(text: str, *, lower: bool = False) -> str:
     # "pct change", "pct of hh": percent
     text = re.sub(r"\bpct\b", "percent", text, flags=re.IGNORECASE)
     # "where Hispanics are a majority of the population": more than half of it (a share over 50 percent)
-    text = re.sub(r"\b(?:are|is|make up|makes up|form|forms)\s+(?:a|the)\s+majority\s+of\b", "are more than half of",
-                  text, flags=re.IGNORECASE)
+    text = re.sub(r"\b(?:are|is|make up|makes up|form|forms)\s+(?:a|the)\s+majority(?:\s+of\s+(?:the\s+)?(?:pop|"
+                  r"population|residents|people|inhabitants)\b)?", "are more than half", text, flags=re.IGNORECASE)
     # newsroom shorthand: "median hh inc", "per cap inc": household income, per capita income
     text = re.sub(r"\bhh\s+inc\b", "household income", text, flags=re.IGNORECASE)
     text = re.sub(r"\bper\s+cap\b(\s+inc\b)?", lambda m: "per capita" + (" income" if m.group(1) else ""), text,

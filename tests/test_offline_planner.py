@@ -105,12 +105,25 @@ def test_misspelled_county_is_matched_within_its_state(planner, settings):
     assert any("Hamilton County" in a for a in plan.assumptions)
 
 
-def test_ambiguous_county_lists_every_match_and_says_so(planner, settings):
+def test_an_ambiguous_county_alone_is_asked_back_largest_first(planner, settings):
+    """One county asked, many of that name: which one is asked back (the readings as buttons), never 23 rows."""
     plan = planner.plan("population of Lincoln County", [])
     n = db_value(settings, "SELECT count(*) FROM public.geography WHERE county_name = 'Lincoln County'")
+    assert plan.declined and plan.decline_kind == "ambiguous" and n > 8
+    assert any(f"exists in {n} states" in a for a in plan.assumptions)
+    largest = db_value(settings, "SELECT state_abbr FROM public.geography g JOIN public.estimates e USING (geo_id) "
+                                 "WHERE county_name = 'Lincoln County' AND variable_code = 'B01003_001E' "
+                                 "ORDER BY estimate DESC LIMIT 1")
+    assert len(plan.suggestions) == 8 and plan.suggestions[0] == f"population of Lincoln County, {largest}"
+    answered = planner.plan(plan.suggestions[0], [])
+    assert not answered.declined and len(run(answered, settings).rows) == 1
+
+
+def test_ambiguous_counties_in_a_list_show_every_match_and_say_so(planner, settings):
+    plan = planner.plan("population of Lincoln County and Harris County, Texas", [])
+    n = db_value(settings, "SELECT count(*) FROM public.geography WHERE county_name = 'Lincoln County'")
     res = run(plan, settings)
-    assert len(res.rows) == n > 1 and set(col(res, "county_name")) == {"Lincoln County"}
-    assert any(f"{n} states" in a for a in plan.assumptions)
+    assert len(res.rows) == n + 1 and any(f"{n} states" in a for a in plan.assumptions)
 
 
 def test_dc_uses_its_county_equivalent_for_county_only_measures(planner, settings):

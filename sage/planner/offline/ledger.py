@@ -69,7 +69,8 @@ identify identifies st nd rd th help helps helpful helping appreciate appreciate
 lovely perfect excellent amazing along doing itself themselves yourself
 committee committees commission office senator senators representative representatives speaker speakers aide aides
 legislator legislators delegation chamber summit hearing remarks constituents matter separate entirely different
-express expressed deliberately exactly precisely kindly able kind lol lmao haha hehe btw fyi imo tbh advance together
+specifically particularly especially express expressed deliberately exactly precisely kindly able kind lol lmao
+haha hehe btw fyi imo tbh advance together
 confirm splendid wonderful fantastic brilliant
 superb terrific grateful thankful appreciative glad happy favor favour possible possibly
 table tables chart charts graph graphs map maps column columns fine
@@ -386,8 +387,11 @@ def _spans(p: Parse, q: Query) -> list[tuple[int, int]]:
     used = {m.name for m in measures}
     # "people", "residents" (weak words of population) are the universe of a share or rate, of a count of people,
     # of "per 1,000 residents" — not of housing units
+    # ("the median age of the residents of Sussex County": they are whom a figure about people is about)
     of_people = bool(q.per_n) or any(m.unit == "percent" or (m.unit == "count" and "housing" not in m.name and
-                                                              "units" not in m.name) for m in measures)
+                                                              "units" not in m.name) for m in measures) or \
+        re.search(r"\b(of|among|for) (the |its |their )?(residents|people|population|persons|inhabitants|ppl|folks)\b",
+                  p.t) is not None and not any("housing" in m.name or "units" in m.name for m in measures)
     spans += [m.span for m in p.mentions if m.measure.name in used or _family_used(m.measure, used)
               or (m.weak and of_people)
               or (m.measure.name == "population" and any(x.unit == "percent" for x in measures))]

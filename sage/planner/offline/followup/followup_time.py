@@ -82,6 +82,8 @@ def time_edit(p: Parse, q: Query, cat: Catalog, measures: list[Measure], masked:
         level = q.geo.level if q.geo.level != "mixed" else "county"
         tmp.level = level if q.geo.is_set or q.geo.among is not None else None
         tmp.national = q.op is Op.TOTAL and q.geo.level == "state" and not q.geo.within
+        if tmp.national:  # the US total: the US's change, not each state's
+            tmp.level = None
         tmp.places = [] if (q.geo.is_set or q.geo.among is not None) else list(q.geo.places)
         if q.geo.is_set and q.geo.within:
             from ..read.parsed import Place as _Place

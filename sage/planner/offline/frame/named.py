@@ -58,6 +58,13 @@ def value_query(p: Parse, cat: Catalog, measures: list[Measure], notes: list[str
                              "state of the other places the question names.")
                 places.append(Place("county", c.state, c, pl.span, "rule", pl.text))
                 continue
+            if len(p.places) == 1:
+                # "the median household income of Washington County": one county asked, 30 of that name — which
+                # one is asked back (the largest first), as for a city name several states share
+                ranked = sorted(pl.candidates, key=lambda c: -c.population)
+                raise Decline(f"“{pl.text}” exists in {len(pl.candidates)} states ({names}{more}); which one did "
+                              "you mean?", [re.sub(re.escape(pl.text), c.label, p.question, count=1,
+                                                   flags=re.IGNORECASE) for c in ranked[:8]], kind="ambiguous")
             notes.append(f"“{pl.text}” exists in {len(pl.candidates)} states ({names}{more}); showing "
                          "all of them — name the state for just one.")
             for c in pl.candidates:

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from ....text import overlaps
 from ..catalog import Catalog, County, State, counties_named, is_measure_word
 from ..declines import Decline, county_suggestions, state_suggestions
-from .localities import ambiguous, bare_locality, is_place_word, unknown_place
+from .localities import add_place, ambiguous, bare_locality, is_place_word, misspelled_place, unknown_place
 from .parsed import Parse, Place
 from .vocabulary import (
     COMMON_ENGLISH,
@@ -369,6 +369,14 @@ def find_unknown_places(p: Parse, cat: Catalog) -> None:
                                "for the city.")
                 continue
             if cat.localities and not same:
+                guess = misspelled_place(low, cat, st)
+                if guess is not None:
+                    # "tuscon az", "pheonix az": the one place of that state whose name is a letter or two off,
+                    # read as a guess the assumptions state
+                    p.places = [pl for pl in p.places if pl.span[0] != nxt_span[0]]
+                    add_place(p, cat, guess, (span[0], nxt_span[1]), "fuzzy",
+                              f"“{word}” read as {guess.label}, the closest name of a Census place in {st.name}.")
+                    continue
                 raise unknown_place(word, cat, st)
             raise Decline(
                 f"“{word}” looks like a city or town; the data has only states and counties "

@@ -333,6 +333,21 @@ def bare_locality(p: Parse, cat: Catalog, name: str, span: tuple[int, int]) -> b
     return True
 
 
+def misspelled_place(name: str, cat: Catalog, state: State) -> Locality | None:
+    """The one Census place of ``state`` whose name is a close misspelling of ``name`` ("tuscon" for Tucson: same
+    first letter, at least 80 % alike, and no other name of the state as close), or None."""
+    pool = {b: x for x in cat.localities if x.state.fips == state.fips for b in x.bases}
+    close = [c for c in difflib.get_close_matches(name, list(pool), n=2, cutoff=0.8) if c[0] == name[0]]
+    if len(close) != 1 or len(name) < 4:
+        return None
+    return pool[close[0]]
+
+
+def add_place(p: Parse, cat: Catalog, loc: Locality, span: tuple[int, int], how: str, note: str = "") -> None:
+    """Read ``loc`` at ``span`` of the question (see :func:`_add`)."""
+    _add(p, cat, loc, span, how, note)
+
+
 def unknown_place(name: str, cat: Catalog, state: State | None = None) -> Decline:
     """A name that is no state, county or Census place ("Gotham City"): declined, naming the closest real ones."""
     pool: dict[str, str] = {}

@@ -301,6 +301,11 @@ def find_measures(p: Parse, cat: Catalog, chunks: Sequence[Chunk]) -> None:
         for m in mentions:
             if m.phrase in WEALTH_ADJECTIVES:
                 m.weak = True
+    # "how many people and how many housing units": two counts asked, each in a "how many" of its own
+    if len(re.findall(r"\bhow many\b", p.t)) > 1:
+        for m in mentions:
+            if m.weak and m.measure.name == "population" and m.phrase.startswith("how many"):
+                m.weak = False
     strong = [m for m in mentions if not m.weak]
     for m in strong:
         # "average income" is a synonym of the median: say so, the two differ (and the mean is not shipped)
