@@ -15,7 +15,8 @@ Example:
     ('bar', 'bar')
 """
 
-from .builders import build
+from typing import TYPE_CHECKING, Any
+
 from .shape import (
     RELIABILITY_NOTE,
     change_of,
@@ -29,6 +30,19 @@ from .shape import (
     unit_of,
 )
 from .spec import ChartSpec, Metric
+
+if TYPE_CHECKING:
+    from .builders import build
+
+
+def __getattr__(name: str) -> Any:
+    """``build`` (and with it Altair, about 1.5 s to import) is loaded when a chart is first drawn, not when a
+    headline or a number's format is: a command-line answer never draws one."""
+    if name == "build":
+        from .builders import build
+
+        return build
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = ["RELIABILITY_NOTE", "ChartSpec", "Metric", "build", "change_of", "dollar_basis", "format_value", "humanize",
            "reliability_text", "table_frame", "to_frame", "unit_for_variable", "unit_of"]

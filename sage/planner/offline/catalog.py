@@ -12,7 +12,7 @@ import re
 import threading
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import psycopg
 
@@ -45,9 +45,11 @@ class County:
         return f"{self.name}, {self.state.abbr}"
 
 
-@dataclass(frozen=True)
-class Locality:
-    """A Census place — a city, town, village, borough or census-designated place (CDP)."""
+class Locality(NamedTuple):
+    """A Census place — a city, town, village, borough or census-designated place (CDP).
+
+    A named tuple, not a dataclass: a catalog holds some 32,000 of them, made on every load of it, and a tuple is
+    made four times faster (a load is what a command-line question waits for)."""
 
     geo_id: str
     name: str  # 'Austin city', 'Urban Honolulu CDP', 'Nashville-Davidson metropolitan government (balance)'
@@ -85,6 +87,10 @@ _PLACE_KINDS = (
 def _place_kind_keys() -> tuple[tuple[str, str], ...]:
     """The kinds' normalised forms, once: the catalog reads some 32,000 place names on every load."""
     return tuple((geo_key(suffix), what) for suffix, what in _PLACE_KINDS)
+
+
+def _minus_population(loc: Locality) -> float:
+    return -loc.population
 
 
 def place_bases(name: str) -> tuple[tuple[str, ...], str]:
@@ -174,13 +180,18 @@ class Catalog:
             self.bases_by_suffix.setdefault(suffix, []).append(base)
         names = sorted(self.state_by_key, key=len, reverse=True)
         self.state_pattern = re.compile(r"(?<![a-z])(" + "|".join(re.escape(n) for n in names) + r")s?(?![a-z])")
-        for loc in self.localities:
+        # largest first under every name: one stable sort of all places, then each name's list in that order (the
+        # same lists as sorting each, without 21,000 sorts)
+        by_base = self.localities_by_base
+        for loc in sorted(self.localities, key=_minus_population):
             for b in loc.bases:
-                self.localities_by_base.setdefault(b, []).append(loc)
+                found = by_base.get(b)
+                if found is None:
+                    by_base[b] = [loc]
+                else:
+                    found.append(loc)
                 if b.startswith("st "):
-                    self.localities_by_base.setdefault("saint " + b[3:], []).append(loc)
-        for found in self.localities_by_base.values():
-            found.sort(key=lambda x: -x.population)
+                    by_base.setdefault("saint " + b[3:], []).append(loc)
 
     @functools.cached_property
     def counties_by_base(self) -> dict[str, list[County]]:
