@@ -116,6 +116,8 @@ def describe(q: Query) -> str:
         within = f" in {join_words([c.label for c in geo.in_counties])}"
     if geo.in_states_of is not None:
         within = " in the state of the previous answer"
+    if geo.leave_out:  # "top 3 counties in Texas other than Harris County, TX by population"
+        within += f" other than {join_words([pl.label for pl in geo.leave_out])}"
     if geo.units and q.op is Op.LIST:  # "ZIP 78701", "TX-21": named by code
         return f"{what}, {join_words([u.name for u in geo.units])}" + (
             f" (as a {'bar chart' if q.display == 'bar' else q.display})" if q.display not in (None, "big") else "")

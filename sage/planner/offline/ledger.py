@@ -500,7 +500,8 @@ def _context_words(question: str) -> set[str]:
     the Dayton city council staff.") and of sentences that ask nothing before one that asks ("Wow, that's a lot of
     people. How much has it grown?"): read as context, part of no answer.  Found in the question as written (the
     normalised ask has lost the periods that end its sentences)."""
-    t = re.sub(r"[’']", "", question.lower())
+    cased = re.sub(r"[’']", "", question)
+    t = cased.lower()
     spans = []
     for rx in (_ASKER, _ASKER_CLAUSE):
         for mt in rx.finditer(t):
@@ -509,7 +510,9 @@ def _context_words(question: str) -> set[str]:
     # "(manhatten)" after a place, "... Springfield, Illinois. the capital": a restatement or a trailing remark
     # of a few words that asks nothing and changes nothing
     for mt in re.finditer(r"\(([^()]{1,120})\)", t):
-        if len(mt.group(1)) <= 40 or not _MODIFIES.search(mt.group(1)):
+        # (a list of names in brackets — "(Alameda, Contra Costa, Marin ...)" — is what the answer is about)
+        names = re.findall(r"(?:^|[,(]\s*|\band\s+)[A-Z]", cased[mt.start(1):mt.end(1)])
+        if (len(mt.group(1)) <= 40 or not _MODIFIES.search(mt.group(1))) and len(names) < 2:
             spans.append(mt.span(1))
     # "..., as the very small ones aren't relevant to our comparison.", "...; I want a growing market for a hardware
     # store.": a reason given at the end of a sentence, that changes nothing the answer holds
@@ -647,6 +650,10 @@ def account(p: Parse, q: Query, prior: Query | None = None, cat: Catalog | None 
         words.append(Word(raw, a, b, by))
     # "not percentages", "the city proper, not St. Louis County": a negated word the frame does not have is read
     # as what the answer leaves out — unless the frame has it, which would answer the opposite
+    # the places the answer is about, where the question names them
+    kept_states = {st.fips for st in q.geo.within} | {pl.state.fips for pl in q.geo.places if pl.level == "state"}
+    kept_spans = [pl.span for pl in p.places if (pl.geo_id in kept and pl.level != "state")
+                  or (pl.level == "state" and pl.state.fips in kept_states)]
     for i, w in enumerate(words):
         if w.text not in _NEGATIONS:
             continue
@@ -656,6 +663,8 @@ def account(p: Parse, q: Query, prior: Query | None = None, cat: Catalog | None 
         negated = [x for x in after if not x.by and (x.text in every_feature_word or _stem(x.text) in every_feature_word
                                                      or _stem(x.text) in all_measure_words)]
         placed = [x for x in after if x.by == "reader" or any(x.start < e and s < x.end for s, e in vanished)]
+        if any(x.start < e and s < x.end for x in after for s, e in kept_spans):
+            continue  # "excluding Harris County" with Harris County in the answer: the exclusion was not read
         if negated or placed:
             for j in range(i, i + 1 + len(after)):
                 if not words[j].by or any(words[j].start < e and s < words[j].end for s, e in vanished):
@@ -675,7 +684,9 @@ def account(p: Parse, q: Query, prior: Query | None = None, cat: Catalog | None 
         for i, w in enumerate(words):
             if w.text in level_words:
                 for j in range(max(0, i - 3), i):
-                    if not words[j].by:
+                    # (a capitalised word there is a name in the list, not a description: "Hennepin, Zorbaville and
+                    # Ramsey counties" leaves "Zorbaville" unread)
+                    if not words[j].by and not p.tc[words[j].start:words[j].start + 1].isupper():
                         words[j] = Word(words[j].text, words[j].start, words[j].end, "description")
     return Ledger(tuple(words))
 

@@ -131,6 +131,9 @@ def set_filters(geo: GeoSet, alias: str = "g", ids_of: Callable[[Query], str] | 
     ex = exclude_filter(geo.exclude, alias) if not geo.within and level not in ("cbsa", "zcta", "nation") else None
     if ex:
         out.append(ex)
+    if geo.leave_out:  # "other than Harris County": those rows left out, by their GEO_IDs
+        ids = [sql_str(pl.geo_id) for pl in geo.leave_out]
+        out.append(f"{alias}.geo_id <> {ids[0]}" if len(ids) == 1 else f"{alias}.geo_id NOT IN ({', '.join(ids)})")
     if geo.independent_cities:
         out.append(f"{alias}.county_name LIKE '% city'")
     if geo.place_kind == "incorporated":  # cities, towns, villages and boroughs: no census-designated places

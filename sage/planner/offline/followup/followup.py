@@ -71,7 +71,8 @@ _NEGATED = re.compile(r"\b(not|no|except|excluding|other than|instead of)\s+(jus
 _CITIES_NOT_CDPS = re.compile(r"\b(not|no|without|excluding|drop(ping)?|minus)\s+(the\s+)?(cdps|census designated "
                               r"places)\b|\b(just|only) (the )?(incorporated )?cities\b")
 #: a reaction before the ask ("Oh interesting, Pitkin County made the list!", "Perfect.", "Thanks!")
-_REACTION = re.compile(r"\W*(oh|ah|aha|wow|hmm+|ok|okay|great|thanks|thank you|perfect|lovely|cool|nice|interesting|"
+_REACTION = re.compile(r"\W*(most helpful|very helpful|much appreciated|oh|ah|aha|wow|hmm+|ok|okay|great|thanks|"
+                       r"thank you|perfect|lovely|cool|nice|interesting|"
                        r"good|hi|hello|hey|sorry|yes|yeah|no|awesome|neat|huh)\b", re.IGNORECASE)
 
 #: "which of the two is higher": the comparative that picks one
@@ -188,6 +189,9 @@ def _read(question: str, prior: Query, cat: Catalog, chunks: Sequence[Chunk], be
         return edit
     starts = bool(_START.search(p.t))
     among = _AMONG.search(p.t)
+    if among and _DROP.search(p.t) and len(prior.measures) > 1 and set(m.measure for m in p.mentions) & \
+            set(prior.measures):
+        among = None  # "remove the internet column; ... only the income for these ten": a column dropped
     shown_rows = len(prior.geo.places) > 1 or prior.geo.is_set or prior.geo.among is not None
     if among is None and shown_rows and not p.places and not measures and prior.op is not Op.CHANGE and \
             _WHICH_ONE.search(p.t) and (_COMPARATIVE.search(p.t) or _SUPERLATIVE_ANY.search(p.t)):
@@ -314,13 +318,12 @@ def _read(question: str, prior: Query, cat: Catalog, chunks: Sequence[Chunk], be
     # ---- the measure
     drop = _DROP.search(p.t)
     dropped: list[tuple[int, int]] = []
-    if measures and drop and set(measures) & set(prior.measures) and len(prior.measures) > 1:
+    in_clause = _drop_clause_measures(p, drop, prior) if drop else []
+    if (measures or in_clause) and drop and (set(measures) | set(in_clause)) & set(prior.measures) and \
+            len(prior.measures) > 1:
         # "drop rent": the same answer without that measure (EDIT: drop measure); "drop the rent, just income":
         # only what the drop clause names goes, what "just"/"only"/"keep" names stays
-        clause = re.search(r"[,;.]|\b(just|only|keep|leave|but)\b", p.t[drop.end():])
-        stop = drop.end() + clause.start() if clause else len(p.t)
-        named = {mt.measure for mt in p.mentions if drop.end() <= mt.start < stop}
-        gone = [m for m in measures if m in named] or measures
+        gone = in_clause or measures
         remaining = tuple(m for m in prior.measures if m not in gone)
         if not remaining:
             raise _cannot(question, prior, "that would leave no measure to show")
@@ -348,7 +351,14 @@ def _read(question: str, prior: Query, cat: Catalog, chunks: Sequence[Chunk], be
         asked = [*prior.measures, *measures] if add_measure else measures
         new = tuple(dict.fromkeys([*asked, *(c.measure for c in kept_conditions)]))
         rank = prior.rank
-        if rank is not None and rank.by in old and not add_measure:
+        picked = rank is not None and rank.n == 1 and not add_measure and bool(_THE_ONE.search(p.t)) and \
+            rank.by is not None and rank.by not in new and read_rank(p, masked, list(new))[0] is None
+        if picked and rank is not None:
+            # "and what is its median age?" after "which of those has the highest unemployment rate?": the same one
+            # place, chosen as before, with the measure asked beside what chose it
+            new = (*new, rank.by)
+            q = q.edit(notes=(*q.notes, f"The same place as the answer before: chosen by {nice_name(rank.by)}."))
+        elif rank is not None and rank.by in old and not add_measure:
             rank = replace(rank, by=new[0])
         q = q.edit(measures=new, rank=rank, conditions=kept_conditions,
                    sums=tuple(m for m in new if m.additive) if q.op is Op.TOTAL else q.sums)
@@ -571,6 +581,8 @@ LEVEL_PLURAL_NAMES = {"county": "counties", "state": "states"}
 _US_WHOLE = re.compile(r"\b(the (united states|us|usa|country|nation|whole country|entire country)"
                        r"( as a whole| overall)?|"
                        r"nationwide|nationally|national(ly)? (average|figure|level|rate|number)|countrywide)\b")
+#: the one place of the answer before: "its", "there", "that county"
+_THE_ONE = re.compile(r"\b(its|it|there|that one|that (county|state|city|place)|the one|this one)\b")
 #: "which of the 3", "of those ten": the number counts the places chosen among, it is no N
 _OF_N = re.compile(r"\bof (the|these|those) (two|2|three|3|four|4|five|5|six|6|seven|7|eight|8|nine|9|ten|10|eleven|11|"
                    r"twelve|12|fifteen|15|twenty|20)\b")
@@ -651,6 +663,15 @@ _BOTH = re.compile(r"\b(both|the two|both of them|the pair)\b")
 _SIGNIFICANCE = re.compile(r"\b(significant\w*|statistically|margin of error|margins of error|sampling (error|noise)|"
                            r"real (difference|gap|change|increase|decrease)|within the margin|meaningful)\b")
 _ALTOGETHER = re.compile(r"\b(altogether|all together|combined|in total|total|add(ed)? up|together)\b")
+def _drop_clause_measures(p: Parse, drop: re.Match[str], prior: Query) -> list[Measure]:
+    """The measures shown before that the drop clause names ("remove the internet column now; ... only wants the
+    income"): from the drop word to the end of its clause or a "just"/"only"/"keep", weak mentions too."""
+    clause = re.search(r"[,;.]|\b(just|only|keep|leave|but)\b", p.t[drop.end():])
+    stop = drop.end() + clause.start() if clause else len(p.t)
+    named = [mt.measure for mt in p.mentions if drop.end() <= mt.start < stop and mt.measure in prior.measures]
+    return list(dict.fromkeys(named))
+
+
 def _in_home_state(question: str, prior: Query, cat: Catalog) -> list[Place]:
     """The places a follow-up names bare ("and naperville?"), read in the one state of the conversation."""
     home = {pl.state.fips: pl.state for pl in prior.geo.places} | {st.fips: st for st in prior.geo.within}

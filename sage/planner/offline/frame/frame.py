@@ -80,6 +80,8 @@ class GeoSet:
     #: the states of an earlier answer's places ("the 3 lowest counties in that state" after "which state is
     #: the lowest?"): its frame, compiled to the ids of its places
     in_states_of: Query | None = None
+    #: counties or Census places a set leaves out ("the most populous Texas counties other than Harris County")
+    leave_out: tuple[Place, ...] = ()
 
     @property
     def is_set(self) -> bool:
@@ -180,7 +182,8 @@ class Query:
                     "place_kind": g.place_kind,
                     "among": g.among.to_dict() if g.among else None,
                     "units": [u.geo_id for u in g.units], "in_counties": [c.geo_id for c in g.in_counties],
-                    "in_states_of": g.in_states_of.to_dict() if g.in_states_of else None}
+                    "in_states_of": g.in_states_of.to_dict() if g.in_states_of else None,
+                    **({"leave_out": [place(pl) for pl in g.leave_out]} if g.leave_out else {})}
 
         return {
             "op": self.op.value, "measures": [m.name for m in self.measures], "geo": geo(self.geo),
@@ -221,7 +224,8 @@ class Query:
                           among=cls.from_dict(d["among"], cat) if d.get("among") else None,
                           units=tuple(unit(x) for x in d.get("units", [])),
                           in_counties=tuple(county(x) for x in d.get("in_counties", [])),
-                          in_states_of=cls.from_dict(d["in_states_of"], cat) if d.get("in_states_of") else None)
+                          in_states_of=cls.from_dict(d["in_states_of"], cat) if d.get("in_states_of") else None,
+                          leave_out=tuple(place(x) for x in d.get("leave_out", [])))
 
         def unit(geo_id: str) -> Unit:
             u = cat.unit(geo_id)

@@ -67,7 +67,14 @@ _COUNT_PLACES = re.compile(r"\b(how many|number of|count of|count the) (of the )
 
 def build_query(p: Parse, cat: Catalog) -> Query:
     """The frame of a read question, or :class:`Decline` when it cannot be answered honestly."""
-    return _in_period(p, cat, _build(p, cat))
+    q = _in_period(p, cat, _build(p, cat))
+    if p.leave_out and not q.geo.leave_out:
+        # "the population of Texas other than Harris County": only a list or ranking leaves a place out
+        names = join_words([pl.label for pl in p.leave_out])
+        raise Decline(f"leaving out {names} is answered for a list or ranking of counties or places (“the most "
+                      f"populous counties in the state other than {p.leave_out[0].label.split(',')[0]}”), not for "
+                      "this question; nothing was answered.", topic_suggestions(p, cat))
+    return q
 
 
 def _in_period(p: Parse, cat: Catalog, q: Query) -> Query:

@@ -195,7 +195,10 @@ def set_frame(p: Parse, cat: Catalog, measures: list[Measure], masked: str, note
         r"\b(counties|county|parishes|parish|boroughs|county equivalents)\b", masked)
     geo = GeoSet(level=level, places=tuple(level_places),
                  within=tuple(scope_states) if not (level == "state") else tuple(scope_states),
-                 exclude=exclude, independent_cities=independent, place_kind=place_kind)
+                 exclude=exclude, independent_cities=independent, place_kind=place_kind,
+                 leave_out=tuple(pl for pl in p.leave_out if pl.level == level))
+    if geo.leave_out:
+        notes.append("Left out, as asked: " + join_words([pl.label for pl in geo.leave_out]) + ".")
 
     if cross:  # "more Hispanic than White residents" compares two measures; it asks for no ranking
         masked = mask(masked, [m.span() for m in _THAN.finditer(masked)]

@@ -296,6 +296,13 @@ def find_measures(p: Parse, cat: Catalog, chunks: Sequence[Chunk]) -> None:
                 r"\b(share|percent|percentage|proportion|fraction|portion|pct)\s+of\s+(the\s+)?(total\s+)?$"
                 r"|%\s*of\s+(the\s+)?$", p.t[: m.start]):
             m.weak = True
+    # "who's richer per person?": a wealth adjective per person is the income per person
+    per_capita = next((m for m in cat.measures if m.name == "per_capita_income"), None)
+    for m in mentions:
+        if m.phrase in WEALTH_ADJECTIVES and per_capita is not None:
+            per = re.match(r"\W*(?:\w+\s+){0,2}?per\s+(person|capita|head|resident|inhabitant)\b", p.t[m.end:])
+            if per:
+                m.measure, m.end = per_capita, m.end + per.end()
     # "poorest counties by poverty rate": a wealth adjective only names income when nothing else is named
     if any(not m.weak and m.phrase not in WEALTH_ADJECTIVES for m in mentions):
         for m in mentions:

@@ -88,6 +88,8 @@ class Parse:
     #: "the contiguous US", "the lower 48"
     contiguous: bool = False
     scope_spans: list[tuple[int, int]] = field(default_factory=list)
+    #: counties and places the question leaves out of a set ("other than Harris County")
+    leave_out: list[Place] = field(default_factory=list)
     #: regions with no single definition ("the Bay Area"), declined unless the question names their places
     informal: list[tuple[int, int]] = field(default_factory=list)
     per_n: tuple[int, str] | None = None  # "per 1,000 residents": (1000, the phrase) — a count over population

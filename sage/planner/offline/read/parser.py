@@ -17,7 +17,7 @@ from ..declines import Decline, place_suggestions, topic_suggestions
 from .bare_names import find_unknown_places
 from .localities import coded_level, coded_level_decline
 from .measures import find_measures
-from .parsed import Parse
+from .parsed import Parse, Place
 from .periods import courtesy_words, dollar_words, nominal_words, read_periods
 from .places import find_places, resolve_ambiguous
 from .scope import read_scope
@@ -150,7 +150,10 @@ def split_context(question: str) -> tuple[str, str]:
             i -= 1
         # "I'm listing every county where the median rent is at least $2,000. Which counties are those?": an ask
         # that points back at the request before it asks that request
-        if i > 0 and re.search(r"\b(those|these|them|they|their|each of them|that list)\b", pieces[i], re.IGNORECASE):
+        # (a short ask only: in "which five counties have the largest share of their population?" "their" is the
+        # counties' own)
+        if i > 0 and len(pieces[i].split()) <= 8 and re.search(r"\b(those|these|them|they|their|each of them|"
+                                                               r"that list)\b", pieces[i], re.IGNORECASE):
             i -= 1
         # "Is it true that most counties in Illinois lost population ...? How many lost people?": a short ask that
         # names no place and no kind of place asks about the ones the sentence before it names
@@ -214,6 +217,10 @@ _EMPTY_ASK = re.compile(r"^\W*(?:(?:could|can|would|will|you|please|pls|help|me|
 _NAMES_PLACES = re.compile(r"(?<=\s)[A-Z][a-z]+|(?i:\b(states?|count(y|ies)|parish(es)?|cit(y|ies)|towns?|places|"
                            r"nation|country|us|usa)\b)")
 
+#: the words that join the places of a list ("Travis County, TX vs Williamson County, TX and ...")
+_LIST_JOINERS = frozenset("and or vs versus v compared to with against plus the of in county counties city cities "
+                          "state states".split())
+
 #: words of an ask that point back to places named before it
 _BACK_REFERENCE = re.compile(r"\b(there|here|it|its|each|both|them|they|their|these|those|that (county|state|place)|"
                              r"the (two|2|three|3|four|4) (\w+ )?(cities|towns|places|counties|states|of them)|"
@@ -239,13 +246,14 @@ def _use_context(p: Parse, context: str, cat: Catalog, chunks: Sequence[Chunk]) 
             same = next((c for c in ctx.places if c.county is not None and c.county in pl.candidates), None)
             if same is not None:
                 p.places[i] = replace(same, span=pl.span, how="context", text=pl.text)
+    unknown: Decline | None = None
     if not p.places:  # "I'm relocating to Indianapolis ...", "Miami Beach: ...": a city named in the preamble
         try:
             find_unknown_places(ctx, cat)
         except Decline as exc:
             if exc.kind == "ambiguous":
                 raise  # the place the question is about has several readings: ask which
-            # another unknown word of the preamble is no reason to decline the question
+            unknown = exc  # another unknown word of the preamble is no reason to decline ... unless it is in the list
     # an instruction in the context ("Leave out Puerto Rico.") still applies, and so does "US total population:"
     if not ctx.places and (NATIONAL.search(ctx.t) or re.search(r"\b(US|USA)\b", ctx.tc)):
         p.national = True
@@ -267,6 +275,18 @@ def _use_context(p: Parse, context: str, cat: Catalog, chunks: Sequence[Chunk]) 
     if _BACK_REFERENCE.search(p.t) and not re.search(r"\b(each|both|them|they|their|these|those|the (two|2|three|3|"
                                                      r"four|4))\b", p.t):
         places = places[-1:]  # "there" is the place named last
+    if len(places) > 1:
+        # "Montgomery County TX, Zorbaville vs Travis County TX ... - is the gap significant?": places lent as a
+        # list with a word in it that is no place; the others alone would answer another question
+        lo, hi = min(pl.span[0] for pl in places), max(pl.span[1] for pl in places)
+        covered = [pl.span for pl in ctx.places] + ctx.blocked + ctx.scope_spans
+        stray = [m.group(0) for m in re.finditer(r"[a-z]+", ctx.t[lo:hi])
+                 if m.group(0) not in _LIST_JOINERS
+                 and not any(a < lo + m.end() and lo + m.start() < b for a, b in covered)]
+        if stray:
+            raise Decline(f"I could not read “{stray[0]}” among the places the question names; nothing was "
+                          "answered (the others alone would be another question).",
+                          [" ".join(re.sub(rf"(?i)\b{re.escape(stray[0])}\b\s*,?", "", p.question, count=1).split())])
     end = len(p.t)
     for pl in places:
         p.places.append(replace(pl, span=(end, end), how="ambiguous" if pl.how == "ambiguous" else "context"))
@@ -296,8 +316,39 @@ def _use_context_measures(p: Parse, context: str, cat: Catalog, chunks: Sequence
 
 def drop_excluded(p: Parse) -> None:
     """A place left out by a clause ("the US excluding California") is not a place the question is about: the
-    clause reader (:mod:`.scope`) has already recorded it in ``p.exclude``; drop any place that still overlaps."""
+    clause reader (:mod:`.scope`) has already recorded it in ``p.exclude``; drop any place that still overlaps.
+    A county or Census place left out ("other than Harris County", "Harris County aside") goes to
+    ``p.leave_out``, its words and the clause's read."""
     p.places = [pl for pl in p.places if not any(a <= pl.span[0] < b for a, b in p.scope_spans)]
+    for pl in list(p.places):
+        if pl.level not in ("county", "place") or pl.how == "ambiguous":
+            continue
+        before = _LEAVE_OUT_BEFORE.search(p.t[:pl.span[0]])
+        after = _LEAVE_OUT_AFTER.match(p.t[pl.span[1]:])
+        if before or after:
+            p.places.remove(pl)
+            p.leave_out.append(pl)
+            setting = _SETTING.search(p.t[:pl.span[0]]) if after else None  # "setting Harris County aside"
+            start = before.start() if before else setting.start() if setting else pl.span[0]
+            end = pl.span[1] + (after.end() if after else 0)
+            p.scope_spans.append((start, end))
+            p.blocked.append((start, end))
+            # "counties in Texas, excluding Harris County": the state read as Harris County's was the set's own
+            if not any(x.level == "state" and x.state.fips == pl.state.fips for x in p.places):
+                named = next((m for m in re.finditer(rf"\b({re.escape(pl.state.name.lower())}|"
+                                                     rf"{pl.state.abbr.lower()})\b", p.t)
+                              if not start <= m.start() < end), None)
+                if named is not None:
+                    p.places.append(Place("state", pl.state, None, named.span(), "exact", p.tc[slice(*named.span())]))
+
+
+#: "other than Harris County", "not counting Travis", "setting aside Cook County": a county or place left out
+_LEAVE_OUT_BEFORE = re.compile(r"\b(?:excluding|exclude|except(?: for)?|other than|not counting|not including|"
+                               r"leaving out|leave out|leaving aside|setting aside|set aside|putting aside|apart from|"
+                               r"besides|minus|but not|ignoring|without)\s+(?:the\s+)?$")
+#: "Harris County aside", "... with Harris County left out"
+_LEAVE_OUT_AFTER = re.compile(r"\s*(?:aside|excluded|left out|set aside|not counted|not included)\b")
+_SETTING = re.compile(r"\b(?:setting|leaving|putting)\s+$")
 
 
 def _foreign(p: Parse, cat: Catalog) -> None:
