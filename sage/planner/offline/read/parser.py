@@ -246,14 +246,13 @@ def _use_context(p: Parse, context: str, cat: Catalog, chunks: Sequence[Chunk]) 
             same = next((c for c in ctx.places if c.county is not None and c.county in pl.candidates), None)
             if same is not None:
                 p.places[i] = replace(same, span=pl.span, how="context", text=pl.text)
-    unknown: Decline | None = None
     if not p.places:  # "I'm relocating to Indianapolis ...", "Miami Beach: ...": a city named in the preamble
         try:
             find_unknown_places(ctx, cat)
         except Decline as exc:
             if exc.kind == "ambiguous":
                 raise  # the place the question is about has several readings: ask which
-            unknown = exc  # another unknown word of the preamble is no reason to decline ... unless it is in the list
+            # another unknown word of the preamble is no reason to decline (one in the list of places lent is: below)
     # an instruction in the context ("Leave out Puerto Rico.") still applies, and so does "US total population:"
     if not ctx.places and (NATIONAL.search(ctx.t) or re.search(r"\b(US|USA)\b", ctx.tc)):
         p.national = True
