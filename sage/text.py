@@ -57,6 +57,8 @@ def normalize(text: str, *, lower: bool = False) -> str:
     text = re.sub(r"[()\[\]{}]", " ", text)
     # misspellings of the words that carry a question ("wich county", "higest", "lowset")
     text = re.sub(r"\b(wich|whcih|whihc|wihch|whitch)\b", "which", text, flags=re.IGNORECASE)
+    text = re.sub(r"\b(wats|wuts|whta|waht|wat|wut)\b", lambda m: "what" + (" is" if m.group(1).endswith("s")
+                                                                               else ""), text, flags=re.IGNORECASE)
     text = re.sub(r"\b(higest|highst|hightest|higheest|hieghest)\b", "highest", text, flags=re.IGNORECASE)
     text = re.sub(r"\b(lowset|lowst|lowets|loweest)\b", "lowest", text, flags=re.IGNORECASE)
     text = re.sub(r"\b(largst|larget|lagest)\b", "largest", text, flags=re.IGNORECASE)

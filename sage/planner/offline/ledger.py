@@ -73,7 +73,8 @@ specifically particularly especially express expressed deliberately exactly prec
 haha hehe btw fyi imo tbh advance together
 confirm splendid wonderful fantastic brilliant
 superb terrific grateful thankful appreciative glad happy favor favour possible possibly
-table tables chart charts graph graphs map maps column columns fine
+table tables chart charts graph graphs map maps column columns fine bar bars plot plots visual visualization
+topic topics subject separate different unrelated
 son sons daughter daughters kid kids child children husband wife partner spouse mom dad mother father parents family
 friend friends boss coworker coworkers colleague colleagues neighbor neighbors niece nephew
 """.split())
@@ -144,12 +145,13 @@ FEATURE_WORDS: dict[str, frozenset[str]] = {k: frozenset(v.split()) for k, v in 
              "actual actually really",
     "followup": "same instead again now then also too what how about better worse",
     "followup_add": "add added adding plus include including also too with comparison compare comparing and column "
-                    "columns another further extra additional alongside beside next",
+                    "columns another further extra additional alongside beside next second third",
     # "drop the rent column", "without median age": a measure taken out of the answer (the edit drop_measure)
     "followup_drop": "drop remove removing without leave out take get rid of no more lose skip minus column columns "
                      "just only keep",
     "followup_swap": "instead swap switch replace change rather widen widened expand expanded broaden extend narrow "
-                     "narrowed restrict restricted limit limited filter filtered zoom break broken keep",
+                     "narrowed restrict restricted limit limited filter filtered zoom break broken keep flip flipped "
+                     "reverse reversed invert",
     # the set's levels
     "state": "state states statewide level",
     "county": "county counties parish parishes borough boroughs independent level planning region regions census "
@@ -159,7 +161,7 @@ FEATURE_WORDS: dict[str, frozenset[str]] = {k: frozenset(v.split()) for k, v in 
     "nation": "us usa nation national nationally nationwide country america americans american united states "
               "countrywide whole entire all",
     "nationwide": "us usa nation national nationally nationwide country america united states countrywide whole "
-                  "entire all every",
+                  "entire all every overall",
     "fifty": "50 fifty states",
     "contiguous": "contiguous lower 48 continental",
     "incorporated": "incorporated only just not no excluding cdp cdps",
@@ -447,6 +449,8 @@ def _numbers(q: Query) -> set[str]:
     of its periods ("2014", "14"), the N of "per 1,000"."""
     out: set[str] = set()
     counts = {len(q.geo.places)} if len(q.geo.places) > 1 else set()
+    if len(q.geo.within) > 1:  # "the 12 Midwest states": how many states a set is kept to
+        counts.add(len(q.geo.within))
     if q.rank is not None:
         counts.add(q.rank.n)
     among = q.geo.among
@@ -486,7 +490,8 @@ _MODIFIES = re.compile(r"\b(not|no|except|excluding|exclude|without|only|just|pl
                        r"percent\w*|pct|share|rate|per|each|total|combined|average|mean|median|highest|lowest|most|"
                        r"least|largest|smallest|biggest)\b|\d|%")
 #: a reason at the end of a sentence: ", as ...", ", since ...", ", because ...", "; I want ..."
-_REASON = re.compile(r"[,;]\s+((?:as|since|because|given\s+that|so\s+that|i|we|our|my)\b[^.?!;]*)(?=[.?!;]|$)")
+_REASON = re.compile(r"[,;]\s+((?:as|since|because|given\s+that|so\s+that|i|we|our|my|it|its|this|that)\b[^.?!;]*)"
+                     r"(?=[.?!;]|$)")
 #: a purpose clause that opens the question ("For a memo I'm drafting ..., could you", "For the housing element of
 #: our plan, what is ...")
 _PURPOSE = re.compile(r"(?:for|as part of|ahead of|to prepare)\s+(?:a|an|my|our|the|this|some)\b[^,?.!:]{0,100},"

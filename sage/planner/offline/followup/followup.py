@@ -81,7 +81,8 @@ _COMPARATIVE = re.compile(r"\b(higher|lower|more|less|fewer|bigger|smaller|large
 _LOWER_WORDS = frozenset({"lower", "less", "fewer", "smaller", "cheaper", "younger", "poorer", "slower"})
 #: a question of its own ("how many people live in Boise?")
 _QUESTION = re.compile(r"^\W*(and\s+)?(how|what|which|whats|is|are|does|do)\b")
-_NATIONWIDE = re.compile(r"\b(whole country|entire country|nationwide|national|nationally|all of the us|across the us|"
+_NATIONWIDE = re.compile(r"\b(overall|whole country|entire country|nationwide|national|nationally|all of the us|"
+                         r"across the us|"
                          r"the whole us|all states|every state|the us|us wide|countrywide|all counties)\b")
 _ONLY = re.compile(r"\b(only|just|limit (it )?to|restrict (it )?to|keep (it )?to|within|in)\b")
 
@@ -118,10 +119,10 @@ def _read(question: str, prior: Query, cat: Catalog, chunks: Sequence[Chunk], be
     # "Huh, two of those are islands. Could you add their median age too?": the sentences before the last question
     # are a reaction or an aside when they ask nothing and change nothing (their "those" points at nothing)
     pieces = re.split(r"(?<=[.!?])\s+(?=[A-Za-z\"“(])", " ".join(question.split()))
-    asks = [i for i, x in enumerate(pieces) if "?" in x]
-    if len(pieces) > 1 and asks and asks[-1] > 0:
+    asks = [i for i, x in enumerate(pieces) if "?" in x] or [len(pieces) - 1]
+    if len(pieces) > 1 and asks[-1] > 0:
         lead = " ".join(pieces[:asks[-1]])
-        if "?" not in lead and not MODIFIER.search(lead):
+        if "?" not in lead and (not MODIFIER.search(lead) or _REACTION.match(lead)):
             question = " ".join(pieces[asks[-1]:])
     tc = normalize(question)
     p = Parse(question=question, tc=tc, t=tc.lower())
@@ -189,6 +190,9 @@ def _read(question: str, prior: Query, cat: Catalog, chunks: Sequence[Chunk], be
         return edit
     starts = bool(_START.search(p.t))
     among = _AMONG.search(p.t)
+    if among and _BOTH.search(p.t) and len(prior.geo.places) == 1 and before is not None and \
+            len(before.geo.places) == 1 and before.geo.places[0].geo_id != prior.geo.places[0].geo_id:
+        among = None  # "rent in both of them": the place of this turn and of the one before (below)
     if among and _DROP.search(p.t) and len(prior.measures) > 1 and set(m.measure for m in p.mentions) & \
             set(prior.measures):
         among = None  # "remove the internet column; ... only the income for these ten": a column dropped
@@ -353,6 +357,13 @@ def _read(question: str, prior: Query, cat: Catalog, chunks: Sequence[Chunk], be
         rank = prior.rank
         picked = rank is not None and rank.n == 1 and not add_measure and bool(_THE_ONE.search(p.t)) and \
             rank.by is not None and rank.by not in new and read_rank(p, masked, list(new))[0] is None
+        level = prior.geo.level if prior.geo.level != "mixed" else "county"
+        lacking = [m for m in measures if level in ("state", "county", "place") and not m.has_rows(level)]
+        if lacking and prior.op in (Op.VALUE, Op.RANK, Op.LIST) and prior.geo.units == ():
+            # "and its median rent?" about a city, "their median age" about states: figures the data has not
+            what = join_words([nice_name(m) for m in lacking])
+            where = LEVEL_NAMES.get(level, LEVEL_PLURAL_NAMES.get(level, level))
+            raise Decline(f"the data has no {what} for {where}; nothing else is shown instead.", _suggest(prior))
         if picked and rank is not None:
             # "and what is its median age?" after "which of those has the highest unemployment rate?": the same one
             # place, chosen as before, with the measure asked beside what chose it
@@ -401,11 +412,14 @@ def _read(question: str, prior: Query, cat: Catalog, chunks: Sequence[Chunk], be
                 places = [pl for pl in places if pl.level != "state"]
                 changed.append(Edit(_narrow_or_widen(prior, q), _said(p, level_word)))
         elif level in ("county", "place") or not states:
-            q = q.edit(op=Op.LIST if q.op not in (Op.RANK,) else q.op, conditions=(), with_us=False, per_n=None,
+            # "which of its counties have a poverty rate above 30%?": the ones that meet it, not the old top N
+            listed = q.op not in (Op.RANK,) or (bool(p.thresholds)
+                                                and read_rank(p, masked, list(q.measures))[0] is None)
+            q = q.edit(op=Op.LIST if listed else q.op, conditions=(), with_us=False, per_n=None,
                        geo=GeoSet(level=level, within=states if level in ("county", "place") else (),
                                   exclude=prior.geo.exclude if prior.geo.is_set else frozenset(),
                                   in_states_of=of_that),
-                       rank=replace(q.rank, by=q.measures[0]) if q.rank else None)
+                       rank=replace(q.rank, by=q.measures[0]) if q.rank and not listed else None)
             places = [pl for pl in places if pl.level != "state"]
             changed.append(Edit(_narrow_or_widen(prior, q), _said(p, level_word)))
 
@@ -416,8 +430,10 @@ def _read(question: str, prior: Query, cat: Catalog, chunks: Sequence[Chunk], be
             changed.append(Edit(_narrow_or_widen(prior, q), _said(p, level_word)))
 
     # ---- "whole country", "nationwide": the set no longer kept to a state
-    if _NATIONWIDE.search(masked) and q.geo.is_set and q.geo.within:
-        q = q.edit(geo=replace(q.geo, within=()))
+    if _NATIONWIDE.search(masked) and q.geo.is_set and (q.geo.within or q.geo.among is not None):
+        # "and the 3 lowest states overall?" after "top 3 of those": all of them again, not the ones shown
+        q = q.edit(geo=replace(q.geo, within=(), among=None),
+                   conditions=() if q.geo.among is not None else q.conditions)
         changed.append(Edit(K.WIDEN, _said(p, _NATIONWIDE)))
 
     # ---- "per capita income for both": the place of the turn before joins the previous one
@@ -587,7 +603,8 @@ _THE_ONE = re.compile(r"\b(its|it|there|that one|that (county|state|city|place)|
 _OF_N = re.compile(r"\bof (the|these|those) (two|2|three|3|four|4|five|5|six|6|seven|7|eight|8|nine|9|ten|10|eleven|11|"
                    r"twelve|12|fifteen|15|twenty|20)\b")
 #: "which is priciest?", "which one has the most?": one of the rows shown
-_WHICH_ONE = re.compile(r"^\W*(?:(?:and|so|ok|okay|now|then|but)\W+)?(which|who)\s+(one\s+)?(is|was|has|had|did|does|"
+_WHICH_ONE = re.compile(r"^\W*(?:(?:and|so|ok|okay|now|then|but)\W+)?(which|who)\s+((?:one|1)\s+)?"
+                        r"(is|was|has|had|did|does|"
                         r"grew|gained|lost|saw|shows?|rose|fell|comes?|ranks?|pays?|costs?)\b")
 _SUPERLATIVE_ANY = re.compile(r"\b(\w+est|most|least|fewest|max\w*|min\w*|top|bottom)\b")
 #: what something costs: "priciest", "cheapest", "most expensive"

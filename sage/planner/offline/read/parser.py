@@ -153,7 +153,8 @@ def split_context(question: str) -> tuple[str, str]:
         # (a short ask only: in "which five counties have the largest share of their population?" "their" is the
         # counties' own)
         if i > 0 and len(pieces[i].split()) <= 8 and re.search(r"\b(those|these|them|they|their|each of them|"
-                                                               r"that list)\b", pieces[i], re.IGNORECASE):
+                                                               r"that list)\b", pieces[i], re.IGNORECASE) \
+                and not re.search(r"\b(top|bottom|\d+)\b", pieces[i], re.IGNORECASE):
             i -= 1
         # "Is it true that most counties in Illinois lost population ...? How many lost people?": a short ask that
         # names no place and no kind of place asks about the ones the sentence before it names
@@ -265,6 +266,11 @@ def _use_context(p: Parse, context: str, cat: Catalog, chunks: Sequence[Chunk]) 
     # an ambiguous name stays (the frame builder picks its reading, or shows or asks which): dropped, the question
     # would be answered for the other places only
     places = sorted(ctx.places, key=lambda pl: pl.span[0])
+    if re.search(r"\bstates\b", p.t) and not re.search(r"\b(these|those|both|the two|the three|both of those|"
+                                                     r"their|its) states\b", p.t):
+        # "A viral post says Mississippi has the highest poverty rate. Check it: top 5 states by poverty rate": a
+        # ranking of states is never kept to a state the scene-setting names
+        places = [pl for pl in places if pl.level != "state"]
     if not places:
         return
     choice = re.search(r"\b(which|compare[sd]?|vs|versus|either|bigger|larger|smaller|higher|lower|difference|gap|"
