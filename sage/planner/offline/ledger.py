@@ -30,6 +30,7 @@ from ..edits import Edit, EditKind
 from .catalog import Catalog
 from .frame.frame import Op, Query
 from .read.parsed import Parse
+from .read.parser import TABLE_ID
 
 #: a word of the question: letters and digits, a number with its separators, or a percent sign
 _TOKEN = re.compile(r"\$?\d(?:[\d,]*\d)?(?:\.\d+)?%?|[a-z][a-z0-9]*|%")
@@ -194,7 +195,7 @@ ABBREVIATIONS = {"w": "with", "abt": "about", "hh": "household", "hhs": "househo
 #: phrases that never change what is asked, read before single words ("the most recent", "side by side")
 _PHRASES = (
     r"(?:the )?most recent", r"at a glance", r"side by side", r"in (?:a |one )?(?:single )?row", r"one row",
-    r"of any race", r"as a whole", r"next door", r"(?:in|thank you in) advance", r"for (?:me|us)",
+    r"of any race", r"point estimates?", r"as a whole", r"next door", r"(?:in|thank you in) advance", r"for (?:me|us)",
     r"(?:the )?city proper", r"(?:the )?city itself", r"as published",
     r"in (?:percent(?:age)?|relative|absolute|raw|dollar|nominal|real) terms", r"(?:population|size)[ -]?wise",
     r"statistically speaking", r"according to", r"if (?:possible|you can)", r"putting together", r"no worries",
@@ -381,7 +382,11 @@ def _used_measures(q: Query) -> set:
 
 
 def _spans(p: Parse, q: Query) -> list[tuple[int, int]]:
-    spans = list(p.blocked) + list(p.scope_spans) + list(p.informal)
+    # a table cited ("B23025") is read only when the frame's measures are made of it
+    tables = {c[:6].lower() for m in (*q.measures, *q.sums, *(c.measure for c in q.conditions)) for c in m.codes}
+    cited = [m for m in TABLE_ID.finditer(p.t)]
+    foreign = [m.span() for m in cited if not set(re.findall(r"[bc]\d{5}", m.group(0))) <= tables]
+    spans = [s for s in p.blocked if s not in foreign] + list(p.scope_spans) + list(p.informal)
     spans += [pl.span for pl in p.places]
     # a measure the question names is read only when the frame uses it ("how many people live in NYC, and how many
     # housing units": both, or the people are unread)
@@ -540,7 +545,8 @@ def _context_words(question: str) -> set[str]:
             spans.append((start, mt.end()))
         start = mt.end()
     # a modifier or a number is never context: "(percent)" after a ranking still asks for percent
-    return {w for a, b in spans for w in _TOKEN.findall(t[a:b]) if w not in _NEVER_FUNCTION and not w[0].isdigit()}
+    return {w for a, b in spans for w in _TOKEN.findall(t[a:b]) if w not in _NEVER_FUNCTION and not w[0].isdigit()
+            and not TABLE_ID.fullmatch(w)}
 
 
 def _frame_place_words(q: Query) -> set[str]:
@@ -691,7 +697,8 @@ def account(p: Parse, q: Query, prior: Query | None = None, cat: Catalog | None 
                 for j in range(max(0, i - 3), i):
                     # (a capitalised word there is a name in the list, not a description: "Hennepin, Zorbaville and
                     # Ramsey counties" leaves "Zorbaville" unread)
-                    if not words[j].by and not p.tc[words[j].start:words[j].start + 1].isupper():
+                    initial = words[j].start == 0 or bool(re.search(r"[.?!:]\s*$", p.tc[:words[j].start]))
+                    if not words[j].by and (initial or not p.tc[words[j].start:words[j].start + 1].isupper()):
                         words[j] = Word(words[j].text, words[j].start, words[j].end, "description")
     return Ledger(tuple(words))
 

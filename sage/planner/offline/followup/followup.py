@@ -190,7 +190,8 @@ def _read(question: str, prior: Query, cat: Catalog, chunks: Sequence[Chunk], be
         return edit
     starts = bool(_START.search(p.t))
     among = _AMONG.search(p.t)
-    if among and _BOTH.search(p.t) and len(prior.geo.places) == 1 and before is not None and \
+    if among and _BOTH.search(p.t) and not re.search(r"\bwhich\b", p.t) and len(prior.geo.places) == 1 and \
+            before is not None and \
             len(before.geo.places) == 1 and before.geo.places[0].geo_id != prior.geo.places[0].geo_id:
         among = None  # "rent in both of them": the place of this turn and of the one before (below)
     if among and _DROP.search(p.t) and len(prior.measures) > 1 and set(m.measure for m in p.mentions) & \
@@ -359,7 +360,8 @@ def _read(question: str, prior: Query, cat: Catalog, chunks: Sequence[Chunk], be
             rank.by is not None and rank.by not in new and read_rank(p, masked, list(new))[0] is None
         level = prior.geo.level if prior.geo.level != "mixed" else "county"
         lacking = [m for m in measures if level in ("state", "county", "place") and not m.has_rows(level)]
-        if lacking and prior.op in (Op.VALUE, Op.RANK, Op.LIST) and prior.geo.units == ():
+        if lacking and not p.places and not level_word and prior.op in (Op.VALUE, Op.RANK, Op.LIST) and \
+                prior.geo.units == ():
             # "and its median rent?" about a city, "their median age" about states: figures the data has not
             what = join_words([nice_name(m) for m in lacking])
             where = LEVEL_NAMES.get(level, LEVEL_PLURAL_NAMES.get(level, level))

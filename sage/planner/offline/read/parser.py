@@ -65,7 +65,7 @@ def parse_question(question: str, chunks: Sequence[Chunk], cat: Catalog, earlier
     tc = normalize(ask)
     p = Parse(question=question, tc=tc, t=tc.lower())
     read_scope(p, cat)
-    p.blocked.extend(nominal_words(p.t) + courtesy_words(p.t))
+    p.blocked.extend(nominal_words(p.t) + courtesy_words(p.t) + table_ids(p.t))
     find_places(p, cat)
     drop_excluded(p)
     if context:
@@ -152,8 +152,9 @@ def split_context(question: str) -> tuple[str, str]:
         # that points back at the request before it asks that request
         # (a short ask only: in "which five counties have the largest share of their population?" "their" is the
         # counties' own)
-        if i > 0 and len(pieces[i].split()) <= 8 and re.search(r"\b(those|these|them|they|their|each of them|"
-                                                               r"that list)\b", pieces[i], re.IGNORECASE) \
+        # ("their" is no pointer: in "which five counties have the largest share of their population" it is the
+        # counties' own)
+        if i > 0 and re.search(r"\b(those|these|them|they|each of them|that list)\b", pieces[i], re.IGNORECASE) \
                 and not re.search(r"\b(top|bottom|\d+)\b", pieces[i], re.IGNORECASE):
             i -= 1
         # "Is it true that most counties in Illinois lost population ...? How many lost people?": a short ask that
@@ -266,8 +267,9 @@ def _use_context(p: Parse, context: str, cat: Catalog, chunks: Sequence[Chunk]) 
     # an ambiguous name stays (the frame builder picks its reading, or shows or asks which): dropped, the question
     # would be answered for the other places only
     places = sorted(ctx.places, key=lambda pl: pl.span[0])
-    if re.search(r"\bstates\b", p.t) and not re.search(r"\b(these|those|both|the two|the three|both of those|"
-                                                     r"their|its) states\b", p.t):
+    if re.search(r"\bstates\b", p.t) and not re.search(r"\b(these|those|both|their|its)\s+(\w+\s+)?states\b|"
+                                                     r"\bthe (two|three|four|five|six|seven|2|3|4|5|6|7) states\b",
+                                                     p.t):
         # "A viral post says Mississippi has the highest poverty rate. Check it: top 5 states by poverty rate": a
         # ranking of states is never kept to a state the scene-setting names
         places = [pl for pl in places if pl.level != "state"]
@@ -286,7 +288,8 @@ def _use_context(p: Parse, context: str, cat: Catalog, chunks: Sequence[Chunk]) 
         lo, hi = min(pl.span[0] for pl in places), max(pl.span[1] for pl in places)
         covered = [pl.span for pl in ctx.places] + ctx.blocked + ctx.scope_spans
         stray = [m.group(0) for m in re.finditer(r"[a-z]+", ctx.t[lo:hi])
-                 if m.group(0) not in _LIST_JOINERS
+                 if m.group(0) not in _LIST_JOINERS and ctx.tc[lo + m.start()].isupper()
+                 and m.group(0) not in cat.measure_vocab and m.group(0) not in cat.state_words
                  and not any(a < lo + m.end() and lo + m.start() < b for a, b in covered)]
         if stray:
             raise Decline(f"I could not read “{stray[0]}” among the places the question names; nothing was "
@@ -317,6 +320,16 @@ def _use_context_measures(p: Parse, context: str, cat: Catalog, chunks: Sequence
     end = len(p.t)
     p.mentions.append(Mention(strong[0].measure, end, end, strong[0].phrase))
     p.notes.append(f"The measure read from what comes before the question: {nice_name(strong[0].measure)}.")
+
+
+def table_ids(t: str) -> list[tuple[int, int]]:
+    """The spans of ACS table and variable IDs ("B23025", "B19013_001E"): a statistician's citation, never a ZIP
+    code or a number (the ledger reads them only when the frame uses that table)."""
+    return [m.span() for m in TABLE_ID.finditer(t)]
+
+
+TABLE_ID = re.compile(r"\b[bc]\d{5}[a-z]?(?:_\d{3}[em]?)?(?:\s*(?:-|to|through|thru|and|,|\+)\s*(?:[bc]\d{5}[a-z]?)?"
+                       r"_\d{3}[em]?)*\b")
 
 
 def drop_excluded(p: Parse) -> None:
@@ -483,7 +496,10 @@ def find_level(p: Parse, cat: Catalog) -> None:
     weak = PLACE_LEVEL_WEAK.search(t)
     across = weak is not None and re.match(r"\s+(in|across|within|of)\s+(all\s+)?(the\s+)?((\d+|fifty)\s+)?"
                                             r"(states|us|usa|country|nation)\b", t[weak.end():])
-    if across:
+    # "the 10 most populous places in the state": the state holds the places, it is not the level asked
+    held = weak is not None and re.search(r"\b(in|of|within|across)\s+(the|this|that|my|our|its)\s+state\b",
+                                          t[weak.end():])
+    if across or held:
         words = [w for w in words if w not in ("states", "state")]
     place = "place" in cat.levels and (PLACE_LEVEL.search(t) or (not words and weak))
     counties = [pl for pl in p.places if pl.level == "county"]

@@ -327,8 +327,11 @@ THRESHOLD_RES = [
     (re.compile(r"(?<![a-z])(?P<op>" + _LE + r")\s+(?:about\s+|roughly\s+|around\s+)?" + _NUM), "<="),
     (re.compile(r"(?<![a-z])(?P<op>" + _GT + r")\s*(?:about\s+|roughly\s+|around\s+)?" + _NUM), ">"),
     (re.compile(r"(?<![a-z])(?P<op>" + _LT + r")\s*(?:about\s+|roughly\s+|around\s+)?" + _NUM), "<"),
-    (re.compile(_NUM + r"\s*(?P<post>" + _POST_GE + r")(?![a-z])"), ">=post"),
-    (re.compile(_NUM + r"\s*(?P<post>" + _POST_LE + r")(?![a-z])"), "<=post"),
+    # ("60 years or above", "5,000 people or more": the unit between the number and its "or more")
+    (re.compile(_NUM + r"\s*(?:(?:years?|yrs?|people|persons|residents|households)\s+)?(?P<post>" + _POST_GE
+                + r")(?![a-z])"), ">=post"),
+    (re.compile(_NUM + r"\s*(?:(?:years?|yrs?|people|persons|residents|households)\s+)?(?P<post>" + _POST_LE
+                + r")(?![a-z])"), "<=post"),
 ]
 
 N_RES = [
