@@ -108,6 +108,12 @@ def _absorb_universes(p: Parse, cat: Catalog) -> None:
             if any(a < span[1] and span[0] < b and not (span[0] <= a and b <= span[1]) for a, b in p.blocked):
                 continue
             inside = [m for m in p.mentions if span[0] <= m.start and m.end <= span[1]]
+            # "estimates of total population, median age, and median household income": an item of a list of
+            # measures, not the universe of the next one
+            comma = re.match(r"\s*,\s*(and\s+)?", p.t[span[1]:])
+            if comma and any(m.start == span[1] + comma.end() and not m.weak for m in p.mentions) and not any(
+                    m.end <= span[0] and not m.weak for m in p.mentions):
+                continue
             outside = [m for m in p.mentions if not m.weak and m not in inside]
             owner = None
             for m in outside:

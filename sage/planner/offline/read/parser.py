@@ -141,7 +141,10 @@ def split_context(question: str) -> tuple[str, str]:
     pieces = [x for x in pieces if x]
     if len(pieces) > 1:
         asks = [i for i, x in enumerate(pieces) if "?" in x]
-        i = asks[-1] if asks else len(pieces) - 1
+        # no question mark: the last sentence that asks (“Compare the poverty rates ... of Mississippi, Louisiana and
+        # New Mexico. Note the B17025 table here is the 2018-2022 ACS.”), and what follows it
+        requests = [i for i, x in enumerate(pieces) if _REQUEST_START.match(x)]
+        i = asks[-1] if asks else requests[-1] if requests else len(pieces) - 1
         # "... in Michigan, counting both undergraduates and graduate students. What is it?": a bare
         # "what is it?" asks the sentence before it
         while i > 0 and len(pieces[i].split()) <= 4 and re.search(
@@ -198,6 +201,10 @@ def split_context(question: str) -> tuple[str, str]:
     return context, ask
 
 
+#: a sentence that asks for something
+_REQUEST_START = re.compile(r"\W*(?:(?:please|pls|now|ok|okay|so|and)\W+)?(what|which|how|is|are|does|do|can|could|would|"
+                            r"give|show|list|rank|compare|tell|who|where|when|name|find|pull|get|enumerate)\b",
+                            re.IGNORECASE)
 #: a sentence about the asker or the purpose: first person, "it's for ...", or an opening participle ("Thinking about
 #: a coffee cart", "Deciding where the bakery goes")
 _AFTERWORD = re.compile(r"\b(i|i'?m|i'?d|i'?ve|i'?ll|me|my|we|we'?re|we'?d|our|us)\b|^\W*(it'?s|this is|that'?s|"
