@@ -28,7 +28,7 @@ from ..read.localities import LEVEL_NAMES, places_with_figures
 from ..read.measures import find_measures, people_changed
 from ..read.parsed import Parse, Place
 from ..read.parser import MODIFIER, in_state, split_context
-from ..read.periods import CHANGE_WORDS, courtesy_words, dollar_words
+from ..read.periods import CHANGE_WORDS, check_loaded, courtesy_words, dollar_words
 from ..read.places import find_places
 from ..read.ranking import read_rank
 from ..read.scope import read_scope
@@ -375,6 +375,19 @@ def _read(question: str, prior: Query, cat: Catalog, chunks: Sequence[Chunk], be
             rank = replace(rank, by=new[0])
         q = q.edit(measures=new, rank=rank, conditions=kept_conditions,
                    sums=tuple(m for m in new if m.additive) if q.op is Op.TOTAL else q.sums)
+        if q.change is not None:
+            # "and median home value?" after a change of income: a measure with no earlier period is no change
+            check_loaded(p, cat, list(measures), q.periods[0])
+            # "and population?" after a change in dollars: people are not put in 2023 dollars (and a change of
+            # dollars after one of people is, as a question in full would be)
+            dollars = (q.change.dollars or "real") if new[0].unit == "dollars" else ""
+            if dollars != q.change.dollars:
+                dollar_notes = tuple(n for n in q.notes if not n.startswith("Dollars"))
+                if dollars:
+                    dollar_notes += ("Dollars: the earlier period's values are put in the later period's dollars "
+                                     "with the CPI-U-RS, so the change is a real change (say “nominal” for dollars as "
+                                     "published).",)
+                q = q.edit(change=replace(q.change, dollars=dollars), notes=dollar_notes)
         changed.append(Edit(K.ADD_MEASURE if add_measure else K.SWAP_MEASURE, _said(p, *_measure_words(p, measures))))
 
     # ---- a set named by a level word: "now show the same for all Texas counties"

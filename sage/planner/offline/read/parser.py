@@ -202,7 +202,8 @@ def split_context(question: str) -> tuple[str, str]:
 
 
 #: a sentence that asks for something
-_REQUEST_START = re.compile(r"\W*(?:(?:please|pls|now|ok|okay|so|and)\W+)?(what|which|how|is|are|does|do|can|could|would|"
+_REQUEST_START = re.compile(r"\W*(?:(?:please|pls|now|ok|okay|so|and)\W+)?(what|which|how|is|are|does|do|can|could|"
+                            r"would|"
                             r"give|show|list|rank|compare|tell|who|where|when|name|find|pull|get|enumerate)\b",
                             re.IGNORECASE)
 #: a sentence about the asker or the purpose: first person, "it's for ...", or an opening participle ("Thinking about

@@ -330,4 +330,10 @@ def _suggest(p: Parse, cat: Catalog, measures: Sequence[Measure], change: bool =
     return (out + topic_suggestions(p, cat))[:3]
 
 
-__all__ = ["CHANGE_WORDS", "dollar_words", "read_periods"]
+def check_loaded(p: Parse, cat: Catalog, measures: Sequence[Measure], period: str) -> None:
+    """Decline (``needs_fetch``, naming the fetch) a measure not loaded for ``period`` — for a follow-up that swaps
+    the measure of a change ("and median home value?" after a change of income)."""
+    _check_loaded(p, cat, measures, period)
+
+
+__all__ = ["CHANGE_WORDS", "check_loaded", "dollar_words", "read_periods"]
