@@ -124,6 +124,14 @@ def _read(question: str, prior: Query, cat: Catalog, chunks: Sequence[Chunk], be
         lead = " ".join(pieces[:asks[-1]])
         if "?" not in lead and (not MODIFIER.search(lead) or _REACTION.match(lead)):
             question = " ".join(pieces[asks[-1]:])
+    # "OK, widen it for a bar chart: the 10 Washington counties with the highest median home value": an aside before
+    # a colon that changes no number, set or measure leaves the question after it ("OK" is no Oklahoma here)
+    aside = re.match(r"^([^:?]{1,60}):\s+(\S.*)$", question)
+    if aside and not re.search(r"\b(not|no|except|excluding|without|only|just|top|bottom|percent\w*|share|rate|per|"
+                               r"each|total|in|for the|of)\b|\d", aside.group(1).lower().replace("for a", "")):
+        question = aside.group(2)
+    question = re.sub(r"^\W*(ok|okay|oh|ah|hmm+|huh|wow|so|well|right|alright|great|cool|nice|thanks|thank you)"
+                      r"\s*[,!.]\s+", "", question, flags=re.IGNORECASE)
     tc = normalize(question)
     p = Parse(question=question, tc=tc, t=tc.lower())
     p.blocked.extend(courtesy_words(p.t))

@@ -131,7 +131,8 @@ def split_context(question: str) -> tuple[str, str]:
     text = " ".join(question.split())
     pieces: list[str] = []
     start = 0
-    for mt in re.finditer(r"[.?!]+\s+(?=[\"“(A-Za-z0-9$])", text):
+    # (a sentence may end inside a quotation: "... 2019-2023.' Show me both states' change")
+    for mt in re.finditer(r"[.?!]+[\"'”’]?\s+(?=[\"“(A-Za-z0-9$])", text):
         head = text[start:mt.start() + 1]
         if text[mt.start()] == "." and _NO_SENTENCE_END.search(head):
             continue
@@ -183,6 +184,9 @@ def split_context(question: str) -> tuple[str, str]:
     # I'm so curious — how has ...": a preamble before a colon or a dash
     colon = re.search(r"(?::|\s[—–]|\s--?)\s+(?=(what|which|how|is|are|does|do|can|could|give|show|list|rank|compare|"
                       r"tell)\b)", ask, re.IGNORECASE)
+    if colon is None and re.match(r"(?:ok|okay|so|alright|right|now|hmm|great|thanks|thank you)\b[^:]{0,50}:\s+"
+                                  r"(?:the\s+)?(?:top\s+)?\d+\s", ask, re.IGNORECASE):
+        colon = re.search(r":\s+", ask)  # "OK, widen it for a bar chart: the 10 Washington counties with ..."
     # "US total population: give the change ...": a short label before the colon is the subject, not a preamble
     label = ask[: colon.start()] if colon else ""
     dash = colon is not None and ":" not in colon.group(0)
@@ -496,6 +500,9 @@ def find_level(p: Parse, cat: Catalog) -> None:
     """Which level a set question is about: any county word wins ("Texas counties"), then cities, towns and
     other Census places (when they are loaded), then "states"."""
     t = mask(p.t, p.blocked)
+    if any(pl.how == "context" for pl in p.places) and re.search(
+            r"\b(both|these|those|the two|the three|the four|the five)\s+(states|counties|cities|places)\b", t):
+        return  # "Show me both states' population change" after a claim about Texas and Florida: those two
     t = re.sub(r"\bunited states\b", lambda m: "_" * len(m.group(0)), t)
     words = [m.group(1) for m in LEVEL_PLURAL.finditer(t)] + [m.group(1) for m in LEVEL_SINGULAR.finditer(t)]
     t = INDEPENDENT_CITY.sub(lambda m: "_" * len(m.group(0)), t)  # county-equivalents, not Census places
