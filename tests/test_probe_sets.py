@@ -56,7 +56,6 @@ NOT_YET = {
     "q25e-001": "wrong_declined: Median household income (B19013_001E) has county rows only; there is n",
     "q25e-002": "wrong_declined: I could not find a measure the data has for that place in the question",
     "q25e-003": "wrong_declined: “metro”: metropolitan and micropolitan statistical areas have no rows",
-    "q25e-004": "wrong_answered: no predicted column has the values of gold column 'state_name' in the",
     "q25e-006": "wrong_declined: I could not read “que”, “porcentaje”, “de”, “los”, “hogares”, “en”, “t",
     "q25e-008": "wrong_declined: I could not read “whole” in your question; nothing was answered. Witho",
     "q25e-010": "wrong_declined: I could not read “cuantos”, “condados”, “de”, “tienen”, “menos”, “5,00",

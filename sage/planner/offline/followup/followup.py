@@ -612,7 +612,11 @@ def _read(question: str, prior: Query, cat: Catalog, chunks: Sequence[Chunk], be
             q = q.edit(geo=replace(q.geo, places=tuple(kept_places),
                                    level=levels.pop() if len(levels) == 1 else "mixed"),
                        notes=(*q.notes, *notes))
-    return q.edit(notes=tuple(n for n in q.notes if not n.startswith("Among the places")))
+    # a note about a place the answer no longer holds ("“tuscon” read as Tucson city, AZ" after "and Phoenix?") is
+    # the earlier answer's, not this one's
+    swapped_out = {pl.label for pl in prior.geo.places} - {pl.label for pl in q.geo.places}
+    return q.edit(notes=tuple(n for n in q.notes if not n.startswith("Among the places")
+                              and not any(label in n for label in swapped_out)))
 
 
 LEVEL_PLURAL_NAMES = {"county": "counties", "state": "states"}
