@@ -218,3 +218,37 @@ def test_find_gap_names_the_missing_topic(question, topic):
 def test_words_inside_a_measure_phrase_are_not_a_gap():
     assert find_gap("median value of owner-occupied homes in Utah") is None
     assert find_gap("unemployment rate in Utah") is None
+
+
+def _question_texts() -> list[str]:
+    """Every question of the regression and probe files, normalised as the planner reads them."""
+    import json
+
+    texts = []
+    for path in sorted((PROJECT_ROOT / "tests" / "data").rglob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            row = json.loads(line) if line.strip() else {}
+            turns = [row, *(t for t in row.get("turns") or [] if isinstance(t, dict))]
+            texts += [normalize(t["question"], lower=True) for t in turns if isinstance(t.get("question"), str)]
+    return texts
+
+
+def test_synonyms_are_found_where_their_regex_finds_them():
+    """The synonym matcher finds phrases with ``str.find`` (no regex to compile per synonym): on every question
+    of the test files, and on the same with doubled spaces, plural endings and word joins, it gives exactly the
+    spans of the regex it stands for."""
+    import re
+
+    from sage.census.mentions import _patterns
+
+    texts = _question_texts()
+    texts += [t.replace(" ", "  ") for t in texts[:300]]
+    texts += ["incomes", "households,", "poverty ratees", "median household incomeses", "populations1",
+              "x-population", "median\tage", "the population\nof ohio"]
+    compared = 0
+    for phrase, _m, words, _weak in _patterns(shipped_measures()):
+        for text in texts:
+            if words.split(None, 1)[0] in text:
+                assert phrase.spans(text) == [mt.span() for mt in re.finditer(phrase.source, text)], (words, text)
+                compared += 1
+    assert compared > 10_000

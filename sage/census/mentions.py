@@ -34,26 +34,67 @@ class Mention:
         return (self.start, self.end)
 
 
-class _LazyPattern:
-    """A synonym's regex, compiled the first time a question holds its first word: the measures have some 1,300
-    synonyms, and compiling them all cost the first question of a process about 0.3 s, for the few it can match."""
+#: what ends a word for a synonym's match (the regex's ``[a-z0-9]``)
+_WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
+#: whitespace other than single spaces (a text :func:`~sage.text.normalize` did not make)
+_IRREGULAR_SPACE = re.compile(r"\s\s|[^\S ]")
 
-    __slots__ = ("_compiled", "source")
 
-    def __init__(self, source: str) -> None:
-        self.source = source
+class _Phrase:
+    """Where a synonym occurs in a question: its words, the last one perhaps plural ("-s", "-es"), as whole words.
+
+    Found with ``str.find``, not a regex: the measures have some 1,300 synonyms, and compiling a regex for each that
+    a question might hold cost the first questions of a process several milliseconds each (0.3 s for all of them).
+    A normalised question has single spaces between words; a text with other whitespace is matched by the
+    equivalent regex (any whitespace between the words), compiled the first time it is needed."""
+
+    __slots__ = ("_compiled", "bounded", "phrase", "plural", "source")
+
+    def __init__(self, phrase: str) -> None:
+        words = phrase.split()
+        self.phrase = " ".join(words)
+        self.plural = not (phrase.endswith("s") or not phrase[-1].isalpha())
+        self.bounded = phrase[-1].isalnum()
+        self.source = (r"(?<![a-z0-9])" + r"\s+".join(re.escape(w) for w in words)
+                       + ("(?:s|es)?" if self.plural else "") + (r"(?![a-z0-9])" if self.bounded else ""))
         self._compiled: re.Pattern | None = None
 
-    def finditer(self, text: str):
-        if self._compiled is None:
-            self._compiled = re.compile(self.source)
-        return self._compiled.finditer(text)
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """``(start, end)`` of every match, left to right, not overlapping (as ``re.finditer`` gives them)."""
+        if _IRREGULAR_SPACE.search(text):
+            if self._compiled is None:
+                self._compiled = re.compile(self.source)
+            return [mt.span() for mt in self._compiled.finditer(text)]
+        out = []
+        phrase, n = self.phrase, len(text)
+        i = text.find(phrase)
+        while i >= 0:
+            end = self._end(text, i + len(phrase), n) if i == 0 or text[i - 1] not in _WORD_CHARS else None
+            if end is None:
+                i = text.find(phrase, i + 1)
+            else:
+                out.append((i, end))
+                i = text.find(phrase, end)
+        return out
+
+    def _end(self, text: str, end: int, n: int) -> int | None:
+        """Where a match whose words end at ``end`` ends (after a plural ending), or None when it is part of a
+        longer word."""
+        def free(k: int) -> bool:
+            return not self.bounded or k >= n or text[k] not in _WORD_CHARS
+
+        if self.plural:
+            if text.startswith("s", end) and free(end + 1):
+                return end + 1
+            if text.startswith("es", end) and free(end + 2):
+                return end + 2
+        return end if free(end) else None
 
 
-_pattern_cache: dict[tuple, list[tuple[_LazyPattern, Measure, str, bool]]] = {}
+_pattern_cache: dict[tuple, list[tuple[_Phrase, Measure, str, bool]]] = {}
 
 
-def _patterns(measures: Sequence[Measure]) -> list[tuple[_LazyPattern, Measure, str, bool]]:
+def _patterns(measures: Sequence[Measure]) -> list[tuple[_Phrase, Measure, str, bool]]:
     key = tuple(id(m) for m in measures)
     cached = _pattern_cache.get(key)
     if cached is not None:
@@ -62,13 +103,8 @@ def _patterns(measures: Sequence[Measure]) -> list[tuple[_LazyPattern, Measure, 
     for m in measures:
         for weak, phrases in ((False, m.synonyms), (True, m.weak_synonyms)):
             for phrase in phrases:
-                words = [re.escape(w) for w in phrase.split()]
-                if not words:
-                    continue
-                body = r"\s+".join(words)
-                plural = "" if phrase.endswith("s") or not phrase[-1].isalpha() else "(?:s|es)?"
-                end = r"(?![a-z0-9])" if phrase[-1].isalnum() else ""
-                pats.append((_LazyPattern(r"(?<![a-z0-9])" + body + plural + end), m, phrase, weak))
+                if phrase.split():
+                    pats.append((_Phrase(phrase), m, phrase, weak))
     pats.sort(key=lambda p: -len(p[2]))
     if len(_pattern_cache) > 32:
         _pattern_cache.clear()
@@ -99,8 +135,7 @@ def find_mentions(
     for pat, m, phrase, weak in _patterns(measures):
         if phrase.split(None, 1)[0] not in text:  # its first word is literally in every match: most never are
             continue
-        for mt in pat.finditer(text):
-            span = mt.span()
+        for span in pat.spans(text):
             if overlaps(span, taken):
                 continue
             taken.append(span)

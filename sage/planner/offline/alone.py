@@ -33,7 +33,7 @@ _FOLLOWUP_START = re.compile(r"\s*(and|also|now|then|same|what about|how about|v
 def place_alone(question: str, cat: Catalog, chunks: Sequence[Chunk] = ()) -> Place | None:
     """The place a question names and nothing else, or None (see the module docstring)."""
     try:
-        p = parse_question(question, chunks, cat)
+        p = parse_question(question, chunks, cat, keep=True)
     except Decline:
         return None
     if len(p.places) != 1 or p.mentions or p.thresholds or p.periods or p.change or p.level or p.national \

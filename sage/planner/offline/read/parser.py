@@ -48,8 +48,37 @@ from .vocabulary import (
     per_number,
 )
 
+#: parses made by :func:`parse_question` for :mod:`..alone` and not yet handed on, by what they were read from
+_handed: dict[tuple, Parse | Decline] = {}
+_HANDED_MAX = 32
 
-def parse_question(question: str, chunks: Sequence[Chunk], cat: Catalog, earlier: str = "") -> Parse:
+
+def parse_question(question: str, chunks: Sequence[Chunk], cat: Catalog, earlier: str = "", *,
+                   keep: bool = False) -> Parse:
+    """:func:`read_question`, read once for the two stages that ask it in turn.
+
+    The agent first asks whether a question is a place named alone (:mod:`..alone`, which only looks at the parse)
+    and then plans it, which reads the same question again: half of the plan's time.  ``keep=True`` (the first
+    reader) leaves the parse, or the decline, for the next call with the same question, conversation text,
+    catalog and context, which takes it (each parse is given to one planner only: building the frame changes it).
+    """
+    key = (question, earlier, id(cat), cat.generation, id(chunks))
+    handed = _handed.pop(key, None)
+    if handed is None:
+        try:
+            handed = read_question(question, chunks, cat, earlier)
+        except Decline as exc:
+            handed = exc
+        if keep:
+            while len(_handed) >= _HANDED_MAX:
+                _handed.pop(next(iter(_handed)), None)
+            _handed[key] = handed
+    if isinstance(handed, Decline):
+        raise handed
+    return handed
+
+
+def read_question(question: str, chunks: Sequence[Chunk], cat: Catalog, earlier: str = "") -> Parse:
     """Read ``question`` into a :class:`Parse`, or raise :class:`Decline` as soon as it cannot be answered.
 
     The order matters: places first (their spans are masked for everything after), then measures, then names
