@@ -22,6 +22,9 @@ _MEASURE_TYPOS = (
     (r"\b(unemployement|unemploymnet|unemplyment|unemploment)\b", "unemployment"),
     (r"\b(povety|povert|poverity)\b", "poverty"),
     (r"\b(vaule|valeu|vlaue|vaue)\b", "value"),
+    # dictation's "medium" for "median" ("what is the medium income in cass county"): before a measure's word only
+    (r"\bmedium(?=\s+(?:household|family|hh|home|house|housing|gross|rent|age|income|earnings|value|property|"
+     r"price|personal|net)\b)", "median"),
 )
 
 
@@ -98,7 +101,7 @@ _AP_STATES = {
     "Vt": "VT", "Va": "VA", "Wash": "WA", "W.Va": "WV", "W. Va": "WV", "Wis": "WI", "Wisc": "WI", "Wyo": "WY",
 }
 _AP_STATE = re.compile(r"(?<![A-Za-z.])(" + "|".join(re.escape(k) for k in sorted(_AP_STATES, key=len, reverse=True))
-                       + r")\.(?=[\s,;:?!)]|$)")
+                       + r")\.(?:s(?![A-Za-z]))?(?=[\s,;:?!)]|$)")  # (also possessive: "Baxter County, Ark.'s")
 
 
 def overlaps(span: tuple[int, int], spans: Iterable[tuple[int, int]]) -> bool:

@@ -31,6 +31,7 @@ from .catalog import Catalog
 from .frame.frame import Op, Query
 from .read.parsed import Parse
 from .read.parser import TABLE_ID
+from .read.vocabulary import NUM_WORDS
 
 #: a word of the question: letters and digits, a number with its separators, or a percent sign
 _TOKEN = re.compile(r"\$?\d(?:[\d,]*\d)?(?:\.\d+)?%?|[a-z][a-z0-9]*|%")
@@ -73,6 +74,9 @@ legislator legislators delegation chamber summit hearing remarks constituents ma
 specifically particularly especially express expressed deliberately exactly precisely kindly able kind lol lmao
 haha hehe btw fyi imo tbh advance together
 confirm splendid wonderful fantastic brilliant
+determine determining calculate calculating compute computing ie eg etc rn atm recorded record records saw
+experienced experience experiences posted registered showed shows had
+cross sectional sectionally snapshot headline headlines rough ballpark
 superb terrific grateful thankful appreciative glad happy favor favour possible possibly
 table tables chart charts graph graphs map maps column columns fine bar bars plot plots visual visualization
 topic topics subject separate different unrelated
@@ -102,7 +106,7 @@ FEATURE_WORDS: dict[str, frozenset[str]] = {k: frozenset(v.split()) for k, v in 
     # a ranking and its size and direction
     "rank": "top bottom highest lowest most least largest smallest biggest greatest fewest best worst rank ranked "
             "ranking rankings order ordered sort sorted leading lead leads high low higher lower max maximum min "
-            "minimum first last number no",
+            "minimum first last number no larger bigger smaller greater fewer more less",
     "rank_one": "which who where one single",
     "superlative": "cheapest priciest expensive costliest richest poorest wealthiest oldest youngest fastest slowest "
                    "most least biggest smallest largest highest lowest best worst descending ascending order faster "
@@ -111,8 +115,9 @@ FEATURE_WORDS: dict[str, frozenset[str]] = {k: frozenset(v.split()) for k, v in 
     "list": "which ones list all every any above below over under more less than at least most exceeding exceeds "
             "exceed greater smaller fewer higher lower bigger between",
     "count": "how many number count counts",
-    "total": "total totals combined together sum altogether overall all add added",
+    "total": "total totals combined together sum altogether overall all add added pooled aggregate aggregated",
     "share": "share percent percentage pct proportion fraction portion part % what all",
+    "whole_place": "whole entire overall statewide countywide citywide total single one all",
     "per_parent": "each every per by",
     # a change over time
     "change": "change changes changed changing grow grew grown growing growth increase increased increases "
@@ -282,6 +287,9 @@ def features(q: Query, p: Parse, prior: Query | None = None, edits: Sequence[Edi
         f.add("total")
     if op is Op.SHARE or q.share_of:
         f.add("share")
+    if len(places) == 1 and op not in (Op.RANK, Op.LIST, Op.COUNT, Op.PER_PARENT) and q.rank is None:
+        # "the overall poverty rate for South Carolina, one number for the whole state": one place's own figure
+        f.add("whole_place")
     if op is Op.PER_PARENT or (q.rank is not None and q.rank.per_parent):
         # "which state has the most counties": the parent, what is counted, and its ranking
         f |= {"per_parent", "county", "place", "count", "state", "rank", "superlative"}
@@ -470,6 +478,7 @@ def _numbers(q: Query) -> set[str]:
     for n in counts:
         out.add(str(n))
         out |= {w for w, v in NUMBER_WORDS.items() if v == n}
+        out |= {w for words, v in NUM_WORDS.items() if v == n for w in words.split()}  # "twenty two"
     for period in q.periods:
         for year in period.split("-"):
             out |= {year, year[2:]}
@@ -501,6 +510,9 @@ _REASON = re.compile(r"[,;]\s+((?:as|since|because|given\s+that|so\s+that|i|we|o
 #: our plan, what is ...")
 _PURPOSE = re.compile(r"(?:for|as part of|ahead of|to prepare)\s+(?:a|an|my|our|the|this|some)\b[^,?.!:]{0,100},"
                       r"(?=\s*(?:could|can|would|will|please|what|which|how|list|give|show|tell)\b)")
+#: a purpose after the request: "so (that) it / we / the numbers ..." to the end of the sentence
+_SO_THAT = re.compile(r"\bso\s+((?:that\s+)?(?:it|its|it is|this|that|we|i|they|the\s+(?:numbers?|figures?|data))\b"
+                      r"[^.?!;]*)")
 _REQUEST = re.compile(r"\b(need|want|wants|give|show|tell|list|compare|what|which|how|who|where|find|pull|get|"
                       r"rank|looking for|would like|wondering|curious)\b")
 
@@ -529,6 +541,10 @@ def _context_words(question: str) -> set[str]:
     for mt in _REASON.finditer(t):
         if not _MODIFIES.search(mt.group(1)):
             spans.append(mt.span(1))
+    # "... so it lines up with what we reported before", "adjust for inflation so it's a fair comparison": what the
+    # answer is for, after the request (its modifiers, if any, are still to be read by the frame)
+    for mt in _SO_THAT.finditer(t):
+        spans.append(mt.span(1))
     # "For a memo I'm drafting on concentrated poverty, could you list ...": a purpose clause before the request
     lead = _PURPOSE.match(t)
     if lead and not _MODIFIES.search(lead.group(0)):
@@ -671,8 +687,10 @@ def account(p: Parse, q: Query, prior: Query | None = None, cat: Catalog | None 
         clause = re.search(r"[,.;:!?—]", p.t[w.end:])
         stop = w.end + clause.start() if clause else len(p.t)
         after = [x for x in words[i + 1:i + 7] if x.start < stop]
-        negated = [x for x in after if not x.by and (x.text in every_feature_word or _stem(x.text) in every_feature_word
-                                                     or _stem(x.text) in all_measure_words)]
+        # (a feature word there may be read by the frame too: "the city itself, not the whole Treasure Valley")
+        negated = [x for x in after if x.by in ("", "frame") and (x.text in every_feature_word or _stem(x.text) in
+                                                                   every_feature_word or _stem(x.text) in
+                                                                   all_measure_words)]
         placed = [x for x in after if x.by == "reader" or any(x.start < e and s < x.end for s, e in vanished)]
         if any(x.start < e and s < x.end for x in after for s, e in kept_spans):
             continue  # "excluding Harris County" with Harris County in the answer: the exclusion was not read
@@ -680,6 +698,17 @@ def account(p: Parse, q: Query, prior: Query | None = None, cat: Catalog | None 
             for j in range(i, i + 1 + len(after)):
                 if not words[j].by or any(words[j].start < e and s < words[j].end for s, e in vanished):
                     words[j] = Word(words[j].text, words[j].start, words[j].end, "negation")
+    # "Please include the rates.", "include both numbers": asking to show what the answer already holds (every word
+    # after it read as the frame's measure, feature or a function word; "including DC" is not this)
+    for i, w in enumerate(words):
+        if w.by or w.text not in ("include", "includes", "including", "incl"):
+            continue
+        clause = re.search(r"[,.;:!?—]", p.t[w.end:])
+        stop = w.end + clause.start() if clause else len(p.t)
+        after = [x for x in words[i + 1:] if x.start < stop]
+        if after and all(x.by in ("measure", "function", "frame") for x in after) and \
+                any(x.by in ("measure", "frame") for x in after):
+            words[i] = Word(w.text, w.start, w.end, "display")
     # a measure found through retrieval (by meaning, the assumptions say so) reads the words that named it: the
     # unread words that are neither a modifier, a number nor a place
     if any(m.start == m.end == len(p.t) for m in p.mentions):

@@ -211,6 +211,12 @@ def set_frame(p: Parse, cat: Catalog, measures: list[Measure], masked: str, note
         per_parent = level == "county" and bool(PER_STATE.search(masked))
         if per_parent and not n_given:
             n = 1
+        named = level_places or (scope_states if level == "state" else [])
+        if named and not n_given and len(named) > n and re.search(r"\b(both|each|all|every)\b", masked):
+            # "which state has a larger population, Vermont or Wyoming? Students should give both numbers": the
+            # places named, every one of them ranked
+            n = len(named)
+            notes.append(f"All {n} places named are shown, ranked, as the question asks for each.")
         rank = Rank(by=rank_measure(p, masked, measures), descending=direction == "DESC", n=n, n_given=n_given,
                     per_parent=per_parent)
     op = Op.RANK if rank is not None else Op.LIST

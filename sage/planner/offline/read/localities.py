@@ -303,6 +303,8 @@ def pick_bare(cat: Catalog, key: str, p: Parse | None = None) -> Locality | None
         if len(places) == 1 and p is not None and p.places and all(pl.level == "place" for pl in p.places):
             return top  # "more people in Fort Worth than in Tulsa": named beside cities, the city
         home = [c for c in counties if c.state.fips in named]
+        if len(named) == 1 and not there and len(home) == 1:
+            return None  # "Gallatin vs Flathead vs Missoula county MT": one reading in that state, a county's
         if len(named) == 1 and (there or home):  # list only the readings in the state the question names
             where = (there[0].state if there else home[0].state).name
             raise ambiguous(key, there, f"in {where}", counties=home, p=p, cat=cat)

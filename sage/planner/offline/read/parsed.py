@@ -92,6 +92,8 @@ class Parse:
     leave_out: list[Place] = field(default_factory=list)
     #: regions with no single definition ("the Bay Area"), declined unless the question names their places
     informal: list[tuple[int, int]] = field(default_factory=list)
+    #: the parse of scene-setting text before the ask, not of the ask (a region there only sets the scene)
+    scene: bool = False
     per_n: tuple[int, str] | None = None  # "per 1,000 residents": (1000, the phrase) — a count over population
     vs_us: bool = False  # "higher than the national average", "Texas vs the US": add a US row to the places
     #: the ACS periods asked about, oldest first (none: each measure's latest); ``change``: how the value changed

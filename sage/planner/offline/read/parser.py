@@ -88,11 +88,13 @@ def read_question(question: str, chunks: Sequence[Chunk], cat: Catalog, earlier:
     state = _only_a_state(question, cat) if earlier else None
     if state is not None:  # "the missouri one" after "which Kansas City?": the earlier question, in that state
         question, earlier = in_state(earlier, state), ""
+    question, remarks = drop_remarks(question)
     context, ask = split_context(question)
     if earlier:  # an earlier question of the conversation lends what this one leaves open, like a preamble
         context = f"{earlier.rstrip('?.! ')}. {context}".strip()
     tc = normalize(ask)
     p = Parse(question=question, tc=tc, t=tc.lower())
+    p.notes.extend(f"Read “{r}” as a remark about the answer, not part of the question." for r in remarks)
     read_scope(p, cat)
     p.blocked.extend(nominal_words(p.t) + courtesy_words(p.t) + table_ids(p.t))
     find_places(p, cat)
@@ -148,6 +150,54 @@ _NO_SENTENCE_END = re.compile(r"(?:\b(?:st|mt|ft|co|vs|no|dr|mr|mrs|ms|jr|sr|inc
                               re.IGNORECASE)
 
 
+#: a guess or banter about what the answer will be ("bet its all california", "columbus better be #1 or im rioting",
+#: "new hampshire gonna win this easy", "feels like everyone moved there lately", "lol"): the guess names places and
+#: numbers that are not what is asked
+_REMARK = re.compile(
+    r"\b(?:i\s+bet|bet(?:ting)?|gotta\s+be|got\s+to\s+be|has\s+to\s+be|have\s+to\s+be|must\s+be|better\s+be|"
+    r"gonna\s+(?:be|win|lose|crush|top)|bound\s+to\s+be|prolly|i\s+(?:guess|suspect|reckon)|my\s+(?:guess|money)\s+is|"
+    r"pretty\s+sure|feels\s+like|seems\s+like|every(?:one|body)\s+(?:says|thinks|knows|moved|is\s+moving)|"
+    r"people\s+(?:say|keep\s+saying|love\s+to)|\w+\s+ppl\s+love|lol|lmao|lmfao|rofl|haha+|smh|ngl|no\s+cap|"
+    r"or\s+im\s+\w+ing|cope)\b", re.IGNORECASE)
+#: "... or is that cope", "... or am I wrong": a tag that doubts the question's own claim
+_TAG = re.compile(r"\s+or\s+(?:is|am|are|was)\s+(?:that|it|this|i|we)\b[^.?!]{0,40}(?=[?.!]*\s*$)", re.IGNORECASE)
+
+
+def drop_remarks(question: str) -> tuple[str, list[str]]:
+    """``question`` without its remarks about the answer, and those remarks: a sentence or a closing clause (after
+    a comma) that guesses or banters ("top 10 counties for median home value, bet its literally all california";
+    "5 biggest cities in ohio by population. columbus better be #1 or im rioting"), and a closing tag that doubts
+    ("is charlotte nc actually bigger than nashville tn or is that cope").  The places and numbers of a guess are
+    not the question's: read as the question, they answered another one (the guess instead of the ranking).  A
+    remark is dropped only when a question of three words or more is left; the plan's notes name it."""
+    text = " ".join(question.split())
+    remarks: list[str] = []
+    pieces = re.split(r"(?<=[.?!])\s+", text)
+    kept = []
+    for piece in pieces:
+        body = piece
+        tag = _TAG.search(body)
+        if tag and not _REMARK.search(body[:tag.start()]):
+            remarks.append(tag.group(0).strip(" ?.!"))
+            body = body[:tag.start()] + body[tag.end():]
+        mt = _REMARK.search(body)
+        if mt is not None:
+            comma = body.rfind(",", 0, mt.start())
+            lead = body[:comma] if comma >= 0 else ""
+            if comma >= 0 and len(re.findall(r"[A-Za-z0-9]+", lead)) >= 3 and not _REMARK.search(lead):
+                remarks.append(body[comma + 1:].strip(" ?.!"))  # "..., bet its literally all california"
+                body = lead + ("?" if body.rstrip().endswith("?") else "")
+            elif comma < 0:
+                remarks.append(body.strip(" ?.!"))
+                body = ""
+        if body.strip():
+            kept.append(body.strip())
+    rest = " ".join(kept)
+    if not remarks or len(re.findall(r"[A-Za-z0-9]+", rest)) < 3:
+        return question, []
+    return rest, remarks
+
+
 def split_context(question: str) -> tuple[str, str]:
     """``(context, ask)``: a chatty question's scene-setting sentences and the question itself.
 
@@ -163,7 +213,7 @@ def split_context(question: str) -> tuple[str, str]:
     # (a sentence may end inside a quotation: "... 2019-2023.' Show me both states' change")
     for mt in re.finditer(r"[.?!]+[\"'”’]?\s+(?=[\"“(A-Za-z0-9$])", text):
         head = text[start:mt.start() + 1]
-        if text[mt.start()] == "." and _NO_SENTENCE_END.search(head):
+        if text[mt.start()] == "." and not re.search(r"[?!]", mt.group(0)) and _NO_SENTENCE_END.search(head):
             continue
         pieces.append(text[start:mt.end()].strip())
         start = mt.end()
@@ -274,7 +324,7 @@ _BACK_REFERENCE = re.compile(r"\b(there|here|it|its|each|both|them|they|their|th
 def _use_context(p: Parse, context: str, cat: Catalog, chunks: Sequence[Chunk]) -> None:
     """The places and scope clauses of the scene-setting text, for an ask that names no place of its own."""
     tc = normalize(context)
-    ctx = Parse(question=context, tc=tc, t=tc.lower())
+    ctx = Parse(question=context, tc=tc, t=tc.lower(), scene=True)
     ctx.blocked.extend(courtesy_words(ctx.t))
     try:
         read_scope(ctx, cat)
@@ -302,6 +352,7 @@ def _use_context(p: Parse, context: str, cat: Catalog, chunks: Sequence[Chunk]) 
     p.include |= ctx.include - p.exclude
     p.exclude |= ctx.exclude - p.include
     p.notes.extend(n for n in ctx.notes if n not in p.notes)
+    _lend_state(p, ctx)
     if p.places:
         return
     resolve_ambiguous(ctx)
@@ -323,6 +374,10 @@ def _use_context(p: Parse, context: str, cat: Catalog, chunks: Sequence[Chunk]) 
     if _BACK_REFERENCE.search(p.t) and not re.search(r"\b(each|both|them|they|their|these|those|the (two|2|three|3|"
                                                      r"four|4))\b", p.t):
         places = places[-1:]  # "there" is the place named last
+    subs = [pl for pl in places if pl.level != "state"]
+    if len(subs) == 2 and len(places) > 2 and re.search(r"\b(both|the (two|2))\b", p.t) and \
+            all(pl.level != "state" or any(x.state.fips == pl.state.fips for x in subs) for pl in places):
+        places = subs  # "... Hale County and Perry County, Alabama. Could you give me both figures?": the two
     if len(places) > 1:
         # "Montgomery County TX, Zorbaville vs Travis County TX ... - is the gap significant?": places lent as a
         # list with a word in it that is no place; the others alone would answer another question
@@ -341,6 +396,32 @@ def _use_context(p: Parse, context: str, cat: Catalog, chunks: Sequence[Chunk]) 
         p.places.append(replace(pl, span=(end, end), how="ambiguous" if pl.how == "ambiguous" else "context"))
     p.notes.append(f"The question's {'places' if len(places) > 1 else 'place'} read from what comes before it: "
                    f"{join_words([pl.label for pl in places])}.")
+
+
+def _lend_state(p: Parse, ctx: Parse) -> None:
+    """"I reside in Deschutes County, Oregon. How does our median household income compare with that of neighboring
+    Crook County and Jefferson County?": the ask's counties of several states are the ones in the one state the
+    scene-setting names (not every Jefferson County: 25 of them), and "our" compared with them is the asker's own
+    place named there."""
+    states = {pl.state.fips for pl in ctx.places if pl.how != "ambiguous"}
+    if len(states) != 1:
+        return
+    fips = states.pop()
+    lent = False
+    for i, pl in enumerate(p.places):
+        if pl.how == "ambiguous" and pl.level == "county":
+            c = next((c for c in pl.candidates if c.state.fips == fips), None)
+            if c is not None:
+                p.places[i] = Place("county", c.state, c, pl.span, "rule", pl.text)
+                p.notes.append(f"“{pl.text}” read as {c.label}, in the state named before the question.")
+                lent = True
+    own = [pl for pl in ctx.places if pl.level in ("county", "place") and pl.how != "ambiguous"]
+    if lent and len(own) == 1 and re.search(r"\b(our|ours)\b", p.t) and \
+            re.search(r"\b(compare[sd]?|comparison|vs|versus|against|than)\b", p.t) and \
+            own[0].geo_id not in {pl.geo_id for pl in p.places}:
+        end = len(p.t)
+        p.places.insert(0, replace(own[0], span=(end, end), how="context"))
+        p.notes.append(f"“our” read as {own[0].label}, named before the question.")
 
 
 def _use_context_measures(p: Parse, context: str, cat: Catalog, chunks: Sequence[Chunk]) -> None:

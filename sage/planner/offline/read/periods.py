@@ -62,7 +62,12 @@ _NOMINAL = re.compile(r"\bnominal\b|\bnot\s+(?:adjust\w*|correct\w*)\s+for\s+inf
 _REAL = re.compile(r"\b(?:inflation[\s-]*adjusted(?:\s+terms)?|adjust\w*\s+for\s+inflation|after\s+(?:adjusting\s+for"
                    r"\s+)?inflation|real|constant\s+dollars|todays?\s+dollars|in\s+20\d\d\s+dollars|"
                    r"in\s+real\s+terms|(?:kept|keep|keeping|kept\s+pace|keeps)\s+(?:up\s+)?(?:pace\s+)?with\s+"
-                   r"inflation|(?:outpac\w*|beat|beaten|lagg?\w*|trail\w*)\s+inflation|net\s+of\s+inflation)\b")
+                   r"inflation|(?:outpac\w*|beat|beaten|lagg?\w*|trail\w*)\s+inflation|net\s+of\s+inflation|"
+                   # "once inflation is taken into account", "taking inflation into account", "accounting for inflation"
+                   r"(?:once|after|when|with|if)\s+inflation\s+(?:is|has\s+been|was)\s+(?:taken\s+into\s+account|"
+                   r"accounted\s+for|factored\s+in|considered|removed|adjusted\s+for)|"
+                   r"(?:taking|take|taken|factoring|factor)\s+inflation\s+into\s+(?:account|consideration)|"
+                   r"(?:accounting|correcting|controlling)\s+for\s+inflation)\b")
 
 
 def courtesy_words(t: str) -> list[tuple[int, int]]:

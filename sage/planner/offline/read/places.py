@@ -142,6 +142,11 @@ def _informal_regions(p: Parse) -> None:
     California)", "the Twin Cities counties, Hennepin and Ramsey"."""
     for span in p.informal:
         text = p.tc[span[0]:span[1]]
+        if p.scene and any(pl.level != "state" for pl in p.places):
+            # "I'm writing about economic hardship in Alabama's Black Belt and would like to compare ... Hale County and
+            # Perry County": before the ask, a region that the places after it are in only sets the scene
+            p.notes.append(f"“{text}” read as the setting of the places the question names.")
+            continue
         listed = re.match(r"\s+(counties|states|parishes)\b", p.t[span[1]:]) and any(
             pl.span[0] >= span[1] for pl in p.places)
         # "A Pacific Northwest higher-ed consortium wants ... Washington, Oregon and Idaho": the region word
@@ -302,7 +307,7 @@ def _find_county_lists(p: Parse, cat: Catalog) -> None:
     for mt in re.finditer(r"\b(counties|countys|parishes)\b", t):
         suffix = "county" if mt.group(1) in ("counties", "countys") else "parish"
         head = re.split(r"\b(?:in|of|for|between|compare|comparing|the|both)\b|[:;?]", t[: mt.start()])[-1]
-        pieces = [x.strip() for x in re.split(r",\s*(?:and\s+|or\s+)?|\s+(?:and|or|vs|versus|&)\s+", head)
+        pieces = [x.strip() for x in re.split(r",\s*(?:and\s+|or\s+)?|\s+(?:and|or|vs|versus|&|\+|plus)\s+", head)
                   if x.strip()]
         if len(pieces) < 2:
             continue
@@ -318,8 +323,15 @@ def _find_county_lists(p: Parse, cat: Catalog) -> None:
             found.append(cat.county_index[(base, suffix)])
         if len(found) != len(pieces) or all(b in cat.state_by_key for b in bases):
             continue
-        pieces = bases
         start = mt.start() - len(head) + (len(head) - len(head.lstrip()))
+        # the list starts at its first name when the words before it ask something ("combined pop Multnomah + ...
+        # counties": "combined pop" is the measure); other words before it go with the list ("New York City (Bronx,
+        # Kings, ... counties)": the city the counties make up)
+        first = head.find(pieces[0])
+        lead = pieces[0][:len(pieces[0]) - len(bases[0])].split()
+        if any(w in cat.measure_vocab or w in ("combined", "total", "sum", "together", "pop") for w in lead):
+            start = mt.start() - len(head) + first + len(pieces[0]) - len(bases[0])
+        pieces = bases
         span = (start, mt.end())
         # one state for all: named after the list, else the only state that has every name
         qual = None
@@ -334,7 +346,13 @@ def _find_county_lists(p: Parse, cat: Catalog) -> None:
                         p.tc[ma.start():ma.end()].isupper() or ma.group(1) not in WORDLIKE_ABBRS):
                     qual = (cat.state_by_abbr[ma.group(1).upper()], ma.span())
         common = set.intersection(*[{c.state.fips for c in hits} for hits in found])
-        fips = qual[0].fips if qual else (next(iter(common)) if len(common) == 1 else None)
+        # "What share of Arkansas's population lives in Pulaski, Benton, and Washington counties": the one state the
+        # question names that has them all
+        named = common & {cat.state_by_key[m.group(1)].fips for m in cat.state_pattern.finditer(t)
+                          if m.group(1) in cat.state_by_key and not start <= m.start() < mt.end()
+                          and not re.match(r"\s+(count|parish)", t[m.end():])}
+        fips = qual[0].fips if qual else (next(iter(common)) if len(common) == 1 else
+                                          next(iter(named)) if len(named) == 1 else None)
         if fips is None or fips not in common:
             continue
         p.blocked.append(span)
@@ -345,8 +363,46 @@ def _find_county_lists(p: Parse, cat: Catalog) -> None:
             p.places.append(Place("county", c.state, c, span, "qualifier" if qual else "rule", piece))
         if not qual:
             state_name = next(c.state.name for c in found[0] if c.state.fips == fips)
-            p.notes.append(f"{join_words(pieces)} {mt.group(1)} read as the ones in {state_name}, the only state "
-                           "that has all of them.")
+            p.notes.append(f"{join_words(pieces)} {mt.group(1)} read as the ones in {state_name}, "
+                           + ("the only state that has all of them." if len(common) == 1 else
+                              "the state the question names."))
+    _find_listed_after(p, cat)
+
+
+#: "three counties in southeast Ohio (Athens, Meigs, and Vinton)", "four counties in the Arkansas Delta: Phillips,
+#: Lee, Monroe, and St. Francis": the level word and the state, then the names
+_LISTED_AFTER = re.compile(r"\b(counties|parishes)\s+(?:in|of)\s+(?:the\s+)?(?:[a-z]+\s+){0,2}")
+
+
+def _find_listed_after(p: Parse, cat: Catalog) -> None:
+    """Counties listed after "counties in <state>" and a colon or an opening bracket: each name is that state's
+    county of that name (a city or a county elsewhere of the same name is not what a list of counties means)."""
+    t = p.t
+    for mt in _LISTED_AFTER.finditer(t):
+        words = [mt.end(1) + w.start() for w in re.finditer(r"(?<=\s)[a-z]", t[mt.end(1):mt.end()])]
+        # (the state may follow a word or two: "counties in southeast Ohio", "counties in the Arkansas Delta")
+        ms = next((m for k in [*words, mt.end()] if (m := cat.state_pattern.match(t, k)) is not None), None)
+        if ms is None or ms.group(1) not in cat.state_by_key:
+            continue
+        state = cat.state_by_key[ms.group(1)]
+        # (the bracket is gone from the normalised text: "... southeast ohio athens, meigs, and vinton and i")
+        opener = re.match(r"(?:\s+[a-z]+){0,2}?\s*(?:[:(]|\s[—–-]\s)\s*", t[ms.end():]) or \
+            re.match(r"\s*", t[ms.end():])
+        start = ms.end() + opener.end()
+        close = re.search(r"[)?.;]|\s(?:and|so|to)\s+(?:i|we)\b|$", t[start:])
+        end = start + (close.start() if close else len(t) - start)
+        body = t[start:end]
+        suffix = "county" if mt.group(1) == "counties" else "parish"
+        pieces = [x.strip() for x in re.split(r",\s*(?:and\s+|or\s+)?|\s+(?:and|or|&|\+|plus)\s+", body) if x.strip()]
+        if len(pieces) < 2 or overlaps((start, end), p.blocked):
+            continue
+        counties = [next((c for c in cat.county_index.get((piece, suffix), []) if c.state.fips == state.fips), None)
+                    for piece in pieces]
+        if any(c is None for c in counties):
+            continue
+        p.blocked.append((ms.start(), end))  # the state only says where the counties are
+        for piece, c in zip(pieces, counties, strict=True):
+            p.places.append(Place("county", c.state, c, (start, end), "qualifier", piece))
 
 
 def _fuzzy_county(words: list[str], suffix: str, cat: Catalog):

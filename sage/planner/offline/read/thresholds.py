@@ -188,8 +188,8 @@ def threshold_from(mt: re.Match, kind: str) -> Threshold | None:
     if value is None:
         return None
     num = (g.get("num") or "").strip()
-    if num in NUM_WORDS and not g.get("mult") and not g.get("pct") and not g.get("noun"):
-        return None  # "over two" without unit: not a threshold
+    if num in NUM_WORDS and NUM_WORDS[num] < 13 and not g.get("mult") and not g.get("pct") and not g.get("noun"):
+        return None  # "over two" without unit: not a threshold ("over forty five" is)
     if re.fullmatch(r"(19|20)\d\d", num) and not g.get("cur") and not g.get("pct") and not g.get("mult") \
             and not g.get("noun") and kind in (">", "<"):
         op_word = (g.get("op") or "").strip()

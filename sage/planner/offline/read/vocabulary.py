@@ -40,7 +40,14 @@ def join_words(items: Sequence[str]) -> str:
 
 NUM_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
              "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20, "twenty five": 25, "thirty": 30,
-             "fifty": 50, "a dozen": 12, "dozen": 12, "a couple": 2, "a few": 3, "hundred": 100}
+             "fifty": 50, "a dozen": 12, "dozen": 12, "a couple": 2, "a few": 3, "hundred": 100,
+             "thirteen": 13, "fourteen": 14, "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19}
+# the tens and the numbers between them, as spoken ("over forty five", "sixty-two"; hyphens are spaces by now)
+_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fourty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80,
+         "ninety": 90}
+NUM_WORDS.update(_TENS)
+NUM_WORDS.update({f"{ten} {unit}": value + NUM_WORDS[unit] for ten, value in _TENS.items()
+                  for unit in ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine")})
 NUM_WORD_RE = "|".join(sorted((re.escape(w) for w in NUM_WORDS), key=len, reverse=True))
 
 #: postal codes that are also English words: only taken when written in capitals (or right after a county name)
