@@ -56,6 +56,8 @@ def normalize(text: str, *, lower: bool = False) -> str:
     text = re.sub(r"(?<=[A-Za-z])[-/](?=[A-Za-z0-9])", " ", text)
     text = re.sub(r"(?<=[0-9])-(?=[A-Za-z])", " ", text)
     text = text.replace("&", " and ")
+    # "the 50 states + DC", "Multnomah + Washington": a plus sign between words is "plus" ("25+" stays)
+    text = re.sub(r"(?<=[A-Za-z)])\s*\+\s*(?=[A-Za-z(])", " plus ", text)
     # "Manhattan (New York County)", "White (alone) householder": brackets only group words
     text = re.sub(r"[()\[\]{}]", " ", text)
     # misspellings of the words that carry a question ("wich county", "higest", "lowset")

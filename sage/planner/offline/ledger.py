@@ -30,7 +30,7 @@ from ..edits import Edit, EditKind
 from .catalog import Catalog
 from .frame.frame import Op, Query
 from .read.parsed import Parse
-from .read.parser import TABLE_ID
+from .read.parser import SYMBOLS, TABLE_ID
 from .read.vocabulary import NUM_WORDS
 
 #: a word of the question: letters and digits, a number with its separators, or a percent sign
@@ -74,7 +74,7 @@ legislator legislators delegation chamber summit hearing remarks constituents ma
 specifically particularly especially express expressed deliberately exactly precisely kindly able kind lol lmao
 haha hehe btw fyi imo tbh advance together
 confirm splendid wonderful fantastic brilliant
-determine determining calculate calculating compute computing ie eg etc rn atm recorded record records saw
+determine determining calculate calculating compute computing select filter ie eg etc rn atm recorded record records saw
 experienced experience experiences posted registered showed shows had
 cross sectional sectionally snapshot headline headlines rough ballpark
 superb terrific grateful thankful appreciative glad happy favor favour possible possibly
@@ -106,7 +106,7 @@ FEATURE_WORDS: dict[str, frozenset[str]] = {k: frozenset(v.split()) for k, v in 
     # a ranking and its size and direction
     "rank": "top bottom highest lowest most least largest smallest biggest greatest fewest best worst rank ranked "
             "ranking rankings order ordered sort sorted leading lead leads high low higher lower max maximum min "
-            "minimum first last number no larger bigger smaller greater fewer more less",
+            "minimum first last number no larger bigger smaller greater fewer more less descending ascending limit",
     "rank_one": "which who where one single",
     "superlative": "cheapest priciest expensive costliest richest poorest wealthiest oldest youngest fastest slowest "
                    "most least biggest smallest largest highest lowest best worst descending ascending order faster "
@@ -115,9 +115,10 @@ FEATURE_WORDS: dict[str, frozenset[str]] = {k: frozenset(v.split()) for k, v in 
     "list": "which ones list all every any above below over under more less than at least most exceeding exceeds "
             "exceed greater smaller fewer higher lower bigger between",
     "count": "how many number count counts",
-    "total": "total totals combined together sum altogether overall all add added pooled aggregate aggregated",
+    "total": "total totals combined together sum altogether overall all add added pooled aggregate aggregated sums",
     "share": "share percent percentage pct proportion fraction portion part % what all",
     "whole_place": "whole entire overall statewide countywide citywide total single one all",
+    "measures": "and plus also with along well both",
     "per_parent": "each every per by",
     # a change over time
     "change": "change changes changed changing grow grew grown growing growth increase increased increases "
@@ -195,7 +196,7 @@ ABBREVIATIONS = {"w": "with", "abt": "about", "hh": "household", "hhs": "househo
                  "vs": "versus", "v": "versus", "cnty": "county", "countys": "counties", "countie": "county",
                  "citys": "cities", "govt": "government", "info": "information", "approx": "approximately",
                  "wat": "what", "wut": "what", "ed": "education", "compair": "compare", "municipios": "counties",
-                 "municipio": "county"}
+                 "municipio": "county", "diff": "difference", "desc": "descending", "asc": "ascending"}
 
 #: phrases that never change what is asked, read before single words ("the most recent", "side by side")
 _PHRASES = (
@@ -287,6 +288,8 @@ def features(q: Query, p: Parse, prior: Query | None = None, edits: Sequence[Edi
         f.add("total")
     if op is Op.SHARE or q.share_of:
         f.add("share")
+    if len(q.measures) > 1:
+        f.add("measures")  # "pop median age + unemployment rate": the measures listed
     if len(places) == 1 and op not in (Op.RANK, Op.LIST, Op.COUNT, Op.PER_PARENT) and q.rank is None:
         # "the overall poverty rate for South Carolina, one number for the whole state": one place's own figure
         f.add("whole_place")
@@ -522,7 +525,7 @@ def _context_words(question: str) -> set[str]:
     the Dayton city council staff.") and of sentences that ask nothing before one that asks ("Wow, that's a lot of
     people. How much has it grown?"): read as context, part of no answer.  Found in the question as written (the
     normalised ask has lost the periods that end its sentences)."""
-    cased = re.sub(r"[’']", "", question)
+    cased = " ".join(SYMBOLS.sub(" ", re.sub(r"[’']", "", question)).split())
     t = cased.lower()
     spans = []
     for rx in (_ASKER, _ASKER_CLAUSE):

@@ -274,7 +274,9 @@ def _build(p: Parse, cat: Catalog) -> Query:
                           rank=replace(q.rank, n=1, n_given=False))
     if set_query:
         return set_frame(p, cat, measures, masked, notes, p.level or "state")
-    if p.places and (COMBINED.search(masked) or SET_TOTAL.search(masked)) and len(p.places) >= 2 and \
+    # "what percentage of adults in New York City's five boroughs ...": the whole the parts make up, one figure
+    whole = bool(p.group) and not _EACH_PART.search(masked)
+    if p.places and (COMBINED.search(masked) or SET_TOTAL.search(masked) or whole) and len(p.places) >= 2 and \
             len({pl.level for pl in p.places}) == 1:  # "a city vs its county as a whole" adds nothing up
         return combined_places(p, cat, measures, notes)
     if p.places:
@@ -315,6 +317,10 @@ _PICK_ONE = re.compile(r"\bwhich (one )?of (the|these|those|them)( (two|2|three|
                        r"counties|states))?\b")
 
 #: the whole a share is of, when it is the country rather than the place's state
+#: words that ask for each part of a whole named by its parts ("each of the five boroughs", "which borough")
+_EACH_PART = re.compile(r"\b(each|every|which|compare[sd]?|comparison|rank\w*|list|separately|individually|"
+                        r"respectively|by (borough|county)|break\w*\s+(it\s+)?down|vs|versus|highest|lowest|most|"
+                        r"least)\b")
 _OF_THE_US = re.compile(r"\b(americans|the us|the usa|the united states|the country|the nation|nationwide|"
                         r"us population|national population|all of america)\b")
 
@@ -356,11 +362,19 @@ def _drop_negated(p: Parse, places: list[Place]) -> list[Place]:
 
 
 
+#: a level word that points back to the places named ("these two counties", "both states")
+_NAMED_BACK = re.compile(r"\b(?:these|those|both|the|both of the|these|all)\s+(?:(?:two|three|four|five|2|3|4|5)\s+)?"
+                         r"(?:counties|states|cities|places|boroughs|parishes)\b(?!\s+(?:in|of|with|where|that|which)\b)")
+
+
 def _is_set_query(p: Parse, masked: str) -> bool:
     """A question about a set of states, counties or Census places (rank, threshold, list) rather than named
     places."""
     if p.level is None:
         return False
+    if len(p.places) >= 2:
+        # "Lancaster County and York County ... the difference between these two counties": the places named
+        masked = _NAMED_BACK.sub(lambda m: "_" * len(m.group(0)), masked)
     if p.level == "place":  # "cities in Ohio", "the smallest incorporated village in Vermont", "places over 50,000"
         return bool(re.search(r"\b(cities|towns|villages|places|cdps|municipalities)\b", masked)) or bool(
             SUPERLATIVE.search(masked) or p.thresholds)

@@ -278,7 +278,8 @@ def pick_bare(cat: Catalog, key: str, p: Parse | None = None) -> Locality | None
         # "Portland (the Oregon one)", "Springfield, the one in Illinois": the state said right after the name
         # (brackets are gone from the normalised text)
         said = re.search(r"\b" + r"\W+".join(map(re.escape, key.split())) + r"\W+the\s+(?:(?P<st>[a-z][a-z .]*?)\s+"
-                         r"one|one\s+in\s+(?P<st2>[a-z][a-z .]*?))\b(?=\s*(?:$|[-,;:.?!]|and\b|or\b|vs\b))", p.t)
+                         r"one|one\s+in\s+(?P<st2>[a-z][a-z .]*?))\b(?=\s*(?:$|[-,;:.?!]|and\b|or\b|vs\b|"
+                         r"please\b|pls\b|thanks?\b|thank\s+you\b))", p.t)
         name = (said.group("st") or said.group("st2") or "").strip() if said else ""
         st = (cat.state_by_key.get(name) or cat.state_by_abbr.get(name.upper())) if name else None
         there = [x for x in places if st is not None and x.state.fips == st.fips]

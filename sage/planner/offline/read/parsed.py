@@ -94,6 +94,8 @@ class Parse:
     informal: list[tuple[int, int]] = field(default_factory=list)
     #: the parse of scene-setting text before the ask, not of the ask (a region there only sets the scene)
     scene: bool = False
+    #: a whole named by its parts ("New York City's five boroughs"): one figure for it unless each is asked for
+    group: str = ""
     per_n: tuple[int, str] | None = None  # "per 1,000 residents": (1000, the phrase) — a count over population
     vs_us: bool = False  # "higher than the national average", "Texas vs the US": add a US row to the places
     #: the ACS periods asked about, oldest first (none: each measure's latest); ``change``: how the value changed

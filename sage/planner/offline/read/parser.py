@@ -5,7 +5,7 @@ the level of a set question."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 from ....census.mentions import Mention
@@ -89,14 +89,16 @@ def read_question(question: str, chunks: Sequence[Chunk], cat: Catalog, earlier:
     if state is not None:  # "the missouri one" after "which Kansas City?": the earlier question, in that state
         question, earlier = in_state(earlier, state), ""
     question, remarks = drop_remarks(question)
-    context, ask = split_context(question)
+    context, ask = split_context(question, cat.state_by_key)
     if earlier:  # an earlier question of the conversation lends what this one leaves open, like a preamble
         context = f"{earlier.rstrip('?.! ')}. {context}".strip()
     tc = normalize(ask)
     p = Parse(question=question, tc=tc, t=tc.lower())
-    p.notes.extend(f"Read “{r}” as a remark about the answer, not part of the question." for r in remarks)
+    p.notes.extend(f"Read “{r}” as a remark, not part of the question." for r in remarks)
     read_scope(p, cat)
     p.blocked.extend(nominal_words(p.t) + courtesy_words(p.t) + table_ids(p.t))
+    # "the share ... that falls below the federal poverty level": a definition, not a fall over time
+    p.blocked.extend(m.span() for m in _NOT_A_CHANGE.finditer(p.t))
     find_places(p, cat)
     drop_excluded(p)
     if context:
@@ -158,9 +160,21 @@ _REMARK = re.compile(
     r"gonna\s+(?:be|win|lose|crush|top)|bound\s+to\s+be|prolly|i\s+(?:guess|suspect|reckon)|my\s+(?:guess|money)\s+is|"
     r"pretty\s+sure|feels\s+like|seems\s+like|every(?:one|body)\s+(?:says|thinks|knows|moved|is\s+moving)|"
     r"people\s+(?:say|keep\s+saying|love\s+to)|\w+\s+ppl\s+love|lol|lmao|lmfao|rofl|haha+|smh|ngl|no\s+cap|"
-    r"or\s+im\s+\w+ing|cope)\b", re.IGNORECASE)
+    r"or\s+im\s+\w+ing|cope|i\s+think\s+(?:its|it'?s|that'?s|thats)\s+(?:cuz|because|bc)|cuz)\b", re.IGNORECASE)
+#: "falls below", "fall under", "falls within": where a value lies, not a change
+_NOT_A_CHANGE = re.compile(r"\b(?:falls?|falling)\s+(?:below|under|above|over|within|into|between)\b")
+#: a run-on aside about what the answer is for or who said what ("i need it for my social studies project", "my
+#: teacher said its really high", "we are learning about ...", "i have to write about it for spanish class")
+_ASIDE = re.compile(r"\b(?:(?:i|we)\s+(?:need|needed)\s+(?:it|this|these|them)\s+for|need\s+it\s+for|"
+                    r"(?:i|we)\s+(?:have|had)\s+to\s+write|(?:we|i)\s+(?:are|am|re|m)\s+learning|"
+                    r"my\s+(?:teacher|professor|boss|editor|dad|mom|friend)\s+(?:said|says|thinks|told)|"
+                    r"its\s+for\s+(?:my|a|our)\s+\w+\s+(?:class|project|report|homework|paper))\b", re.IGNORECASE)
+#: emoji and other pictographs (they carry no words)
+SYMBOLS = re.compile("[\u2190-\u21ff\u2300-\u23ff\u2600-\u27bf\u2b00-\u2bff\ufe0f\u200d\U0001f000-\U0001faff]")
 #: "... or is that cope", "... or am I wrong": a tag that doubts the question's own claim
-_TAG = re.compile(r"\s+or\s+(?:is|am|are|was)\s+(?:that|it|this|i|we)\b[^.?!]{0,40}(?=[?.!]*\s*$)", re.IGNORECASE)
+_TAG = re.compile(r"\s+or\s+(?:is\s+(?:that|it|this)\s+(?:just\s+)?(?:cope|a\s+myth|a\s+meme|just\s+me|wrong|"
+                  r"a\s+stereotype|an?\s+urban\s+legend|hype|propaganda)|am\s+i\s+(?:wrong|crazy|tripping|trippin|"
+                  r"imagining\s+(?:it|things)))\b(?=[?.!]*\s*$)", re.IGNORECASE)
 
 
 def drop_remarks(question: str) -> tuple[str, list[str]]:
@@ -170,24 +184,38 @@ def drop_remarks(question: str) -> tuple[str, list[str]]:
     ("is charlotte nc actually bigger than nashville tn or is that cope").  The places and numbers of a guess are
     not the question's: read as the question, they answered another one (the guess instead of the ranking).  A
     remark is dropped only when a question of three words or more is left; the plan's notes name it."""
-    text = " ".join(question.split())
+    text = " ".join(SYMBOLS.sub(" ", question).split())
     remarks: list[str] = []
     pieces = re.split(r"(?<=[.?!])\s+", text)
     kept = []
-    for piece in pieces:
+    first_ask = next((i for i, piece in enumerate(pieces) if "?" in piece), len(pieces))
+    for i, piece in enumerate(pieces):
         body = piece
+        if i > first_ask and "?" not in body and (_REMARK.search(body) or _ASIDE.search(body)):
+            # "Key West housing units — how many are there?! curious how many places there are to stay lol": a
+            # sentence of banter after the question is all remark
+            remarks.append(body.strip(" ?.!"))
+            continue
         tag = _TAG.search(body)
         if tag and not _REMARK.search(body[:tag.start()]):
             remarks.append(tag.group(0).strip(" ?.!"))
             body = body[:tag.start()] + body[tag.end():]
-        mt = _REMARK.search(body)
+        mt = _REMARK.search(body) or _ASIDE.search(body)
         if mt is not None:
             comma = body.rfind(",", 0, mt.start())
+            if comma >= 0 and len(body[comma + 1:mt.start()].split()) > 2:
+                comma = -2  # the marker does not open the clause after the comma ("Williamson County, Texas since ...")
             lead = body[:comma] if comma >= 0 else ""
-            if comma >= 0 and len(re.findall(r"[A-Za-z0-9]+", lead)) >= 3 and not _REMARK.search(lead):
+            if comma >= 0 and len(re.findall(r"[A-Za-z0-9]+", lead)) >= 3 and not _REMARK.search(lead) and \
+                    not _ASIDE.search(lead):
                 remarks.append(body[comma + 1:].strip(" ?.!"))  # "..., bet its literally all california"
                 body = lead + ("?" if body.rstrip().endswith("?") else "")
-            elif comma < 0:
+            elif comma < 0 and len(re.findall(r"[A-Za-z0-9]+", body[:mt.start()])) >= 4 and \
+                    not _REMARK.search(body[:mt.start()]) and not _ASIDE.search(body[:mt.start()]):
+                # a run-on: "which counties in montana have a median age over 50 i think its cuz lots of retired ..."
+                remarks.append(body[mt.start():].strip(" ?.!"))
+                body = body[:mt.start()]
+            elif comma == -1:
                 remarks.append(body.strip(" ?.!"))
                 body = ""
         if body.strip():
@@ -198,7 +226,7 @@ def drop_remarks(question: str) -> tuple[str, list[str]]:
     return rest, remarks
 
 
-def split_context(question: str) -> tuple[str, str]:
+def split_context(question: str, states: Iterable[str] = ()) -> tuple[str, str]:
     """``(context, ask)``: a chatty question's scene-setting sentences and the question itself.
 
     "My coworker from Phoenix says everyone in Arizona lives near it. Is that true? What share of Arizona's
@@ -207,7 +235,8 @@ def split_context(question: str) -> tuple[str, str]:
     instruction such as "Leave out Puerto Rico."), or the last sentence; a preamble before a colon inside it
     ("I want the basics on Buncombe County, NC: how many people live there ...") is context too.  Context is
     used only for what the ask leaves open: its places ("there", "each"), its measure, its scope clauses."""
-    text = " ".join(question.split())
+    # (an emoji between two sentences stands where a space would: "... live in Moab?? 🏜️ Planning a trip ...")
+    text = " ".join(SYMBOLS.sub(" ", question).split())
     pieces: list[str] = []
     start = 0
     # (a sentence may end inside a quotation: "... 2019-2023.' Show me both states' change")
@@ -242,9 +271,9 @@ def split_context(question: str) -> tuple[str, str]:
             i -= 1
         # "Is it true that most counties in Illinois lost population ...? How many lost people?": a short ask that
         # names no place and no kind of place asks about the ones the sentence before it names
-        if i > 0 and len(pieces[i].split()) <= 6 and not _NAMES_PLACES.search(pieces[i]) and \
-                _NAMES_PLACES.search(pieces[i - 1]) and not re.search(r"\b(there|here|it|its|that|this|those|these|"
-                                                                      r"them|they|their)\b", pieces[i], re.IGNORECASE):
+        points = re.search(r"\b(there|here|it|its|that|this|those|these|them|they|their)\b", pieces[i], re.IGNORECASE)
+        if i > 0 and len(pieces[i].split()) <= 6 and not _NAMES_PLACES.search(pieces[i]) and not points and \
+                (_NAMES_PLACES.search(pieces[i - 1]) or _lower_state(pieces[i - 1], states)):
             i -= 1
         # "Rank Colorado counties by ... Top 3 only.": a short instruction after a request without a question
         # mark is part of that request
@@ -280,7 +309,7 @@ def split_context(question: str) -> tuple[str, str]:
     # "... which are the 5 biggest cities in the state by population. I honestly had no idea about the order —
     # could you help? Thank you!": an ask that asks for nothing of its own asks the sentence before it
     if context and _EMPTY_ASK.match(ask):
-        return split_context(context)
+        return split_context(context, states)
     return context, ask
 
 
@@ -305,6 +334,13 @@ MODIFIER = re.compile(r"\b(not|no|except|excluding|exclude|without|only|just|plu
 _EMPTY_ASK = re.compile(r"^\W*(?:(?:could|can|would|will|you|please|pls|help|me|us|out|with|this|that|it|thanks|thank|"
                         r"so|much|a|lot|i|honestly|had|have|has|no|idea|about|the|order|any|ideas|really|appreciate|"
                         r"if|possible|in|advance|again|clue|not|sure|dont|know)\b\W*)+$", re.IGNORECASE)
+
+def _lower_state(sentence: str, states: Iterable[str]) -> bool:
+    """A state named in lowercase ("... 1 in 10 black americans lives in georgia?"): what a capital shows
+    otherwise (``states``: their names, lowercase)."""
+    low = sentence.lower()
+    return sentence == low and any(re.search(rf"\b{re.escape(name)}\b", low) for name in states)
+
 
 #: words that name places or kinds of places (a capitalised word after the first, or a level word)
 _NAMES_PLACES = re.compile(r"(?<=\s)[A-Z][a-z]+|(?i:\b(states?|count(y|ies)|parish(es)?|cit(y|ies)|towns?|places|"

@@ -222,6 +222,7 @@ def _find_counties(p: Parse, cat: Catalog) -> None:
                 continue
             members = [c for c in cat.counties_by_state.get(fips, []) if c.name in names]
             p.blocked.append(mt.span())
+            p.group = said
             for c in members:
                 p.places.append(Place("county", c.state, c, mt.span(), "alias", p.tc[mt.start():mt.end()]))
             p.notes.append(f"“{p.tc[mt.start():mt.end()].strip()}” read as {said}: "
@@ -244,7 +245,9 @@ def _find_counties(p: Parse, cat: Catalog) -> None:
                 # "bernalilo co nm", "loudon co va": a county of the state named after it, misspelled
                 _misspelled_co(p, cat, mt.start(), mt.end(), after)
                 continue
-            if not co_hits or (len(co_hits) > 1 and not qualified(p, cat, mt.end(), co_hits)):
+            # ("Polk Co vs Linn Co Iowa": written "Co" after a county's name, it is County, whichever state)
+            if not co_hits or (len(co_hits) > 1 and not qualified(p, cat, mt.end(), co_hits)
+                               and p.tc[mt.start():mt.end()] != "Co"):
                 continue
         before = t[: mt.start()].rstrip()
         words = before.split(" ")
@@ -329,7 +332,8 @@ def _find_county_lists(p: Parse, cat: Catalog) -> None:
         # Kings, ... counties)": the city the counties make up)
         first = head.find(pieces[0])
         lead = pieces[0][:len(pieces[0]) - len(bases[0])].split()
-        if any(w in cat.measure_vocab or w in ("combined", "total", "sum", "together", "pop") for w in lead):
+        if any(w in ("combined", "total", "sum", "together", "pop", "population", "people", "residents",
+                     "housing", "units") for w in lead):
             start = mt.start() - len(head) + first + len(pieces[0]) - len(bases[0])
         pieces = bases
         span = (start, mt.end())
@@ -388,7 +392,7 @@ def _find_listed_after(p: Parse, cat: Catalog) -> None:
         # (the bracket is gone from the normalised text: "... southeast ohio athens, meigs, and vinton and i")
         opener = re.match(r"(?:\s+[a-z]+){0,2}?\s*(?:[:(]|\s[—–-]\s)\s*", t[ms.end():]) or \
             re.match(r"\s*", t[ms.end():])
-        start = ms.end() + opener.end()
+        start = ms.end() + (opener.end() if opener is not None else 0)
         close = re.search(r"[)?.;]|\s(?:and|so|to)\s+(?:i|we)\b|$", t[start:])
         end = start + (close.start() if close else len(t) - start)
         body = t[start:end]
@@ -396,9 +400,10 @@ def _find_listed_after(p: Parse, cat: Catalog) -> None:
         pieces = [x.strip() for x in re.split(r",\s*(?:and\s+|or\s+)?|\s+(?:and|or|&|\+|plus)\s+", body) if x.strip()]
         if len(pieces) < 2 or overlaps((start, end), p.blocked):
             continue
-        counties = [next((c for c in cat.county_index.get((piece, suffix), []) if c.state.fips == state.fips), None)
-                    for piece in pieces]
-        if any(c is None for c in counties):
+        found = [next((c for c in cat.county_index.get((piece, suffix), []) if c.state.fips == state.fips), None)
+                 for piece in pieces]
+        counties = [c for c in found if c is not None]
+        if len(counties) != len(pieces):
             continue
         p.blocked.append((ms.start(), end))  # the state only says where the counties are
         for piece, c in zip(pieces, counties, strict=True):

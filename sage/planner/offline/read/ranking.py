@@ -80,7 +80,10 @@ def read_rank(p: Parse, masked: str, measures: list[Measure]) -> tuple[str | Non
             break
     if direction is None and given and re.search(r"\b(top|bottom)\b", txt):
         direction = "ASC" if re.search(r"\bbottom\b", txt) else "DESC"
-    if n is None and re.search(r"\b(states|counties|countys|parishes|boroughs)\s+(has|is|ranks|had|was)\b"
+    # ("which of the 50 states and DC has ...": an inclusion between the set and its verb)
+    if n is None and re.search(r"\b(states|counties|countys|parishes|boroughs)\s+(?:(?:(?:and|plus)\s+(?:dc|"
+                               r"puerto rico|pr|the district(?: of columbia)?)|_+(?:\s+_+)*)\s+)?"
+                               r"(has|is|ranks|had|was)\b"
                                r"|\bwhich one\b",
                                txt):
         n = 1

@@ -78,10 +78,11 @@ COUNTY_ALIASES = {
 }
 
 #: names of groups of counties: New York City's five boroughs are its five counties
-COUNTY_GROUPS = {
-    "five boroughs": (("New York County", "Kings County", "Queens County", "Bronx County", "Richmond County"), "36",
-                      "New York City's five boroughs"),
-}
+_BOROUGHS = (("New York County", "Kings County", "Queens County", "Bronx County", "Richmond County"), "36",
+             "New York City's five boroughs")
+COUNTY_GROUPS = {key: _BOROUGHS for key in (
+    "five boroughs of new york city", "5 boroughs of new york city", "five boroughs of nyc", "5 boroughs of nyc",
+    "five nyc boroughs", "5 nyc boroughs", "nyc boroughs", "boroughs of nyc", "five boroughs", "5 boroughs")}
 
 SUB_STATE = re.compile(
     r"\b(zip ?codes?|zips?|zcta\w*|postal codes?|census tracts?|tracts?|block groups?|neighbou?rhoods?|"
@@ -133,7 +134,10 @@ VS_US = re.compile(r"\b(compared?|comparing|vs|versus|against|to|with|and|relati
 #: "us" in lowercase as the country: at the start of the question or right before a measure ("us poverty rate");
 #: never after a verb that takes "us" as its object ("tell us", "give us")
 LOWER_US = re.compile(r"^(whats |what is |the )?us\b|(?<!tell )(?<!give )(?<!show )(?<!let )(?<!help )(?<!send )"
-                      r"(?<!find )(?<!get )\bus (?=_)")
+                      r"(?<!find )(?<!get )\bus (?=_)|"
+                      # "which us cities have ...", "how many us counties": the US before a kind of place
+                      r"\b(?:which|what|how many|the|all|largest|biggest|smallest|top \d+)\s+us\s+"
+                      r"(?=(?:cities|counties|states|places|towns|metros)\b)")
 NATIONAL = re.compile(
     r"\b(united states|usa|the us|in us|of us|for us|the nation|nationally|nationwide|national|"
     r"the (whole|entire) (country|nation|us)|the country|this country|our country|countrywide|country wide|"
@@ -389,7 +393,7 @@ COUNTIES_PER_STATE = re.compile(
 
 #: a set of places added up: “total population of Texas counties over 1 million”, “how many people live in …”
 SET_TOTAL = re.compile(
-    r"\b(total|totals|combined|altogether|all together|in aggregate|sum of|summed|added up|add up|in all)\b"
+    r"\b(total|totals|combined|altogether|all together|in aggregate|sum of|summed|sum|added up|add up|in all)\b"
     r"|\bhow many (people|residents|persons|households|housing units|homes)\b[^?]*\b(live|lives|living|are)\b"
     r"[^?]*\b(in|across)\b(?!\s+(each|every|them|those|these|it|each one)\b)"
 )
