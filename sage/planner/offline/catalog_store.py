@@ -41,8 +41,8 @@ from ...census import semantic
 
 log = logging.getLogger(__name__)
 
-#: raise when the layout of the stored JSON changes
-FORMAT = 1
+#: raise when the layout of the stored JSON changes (2: the places as columns)
+FORMAT = 2
 
 T = TypeVar("T")
 
@@ -161,7 +161,11 @@ def _encode(parts: dict[str, Any]) -> dict[str, Any]:
         "coverage": parts["coverage"],
         "states": parts["states"],
         "counties": parts["counties"],
-        "localities": parts["localities"],
+        # as columns, a place's names joined by "|": a list per place made the JSON four times slower to read
+        "localities": {"geo_id": [x[0] for x in parts["localities"]], "name": [x[1] for x in parts["localities"]],
+                       "state": [x[2] for x in parts["localities"]],
+                       "bases": ["|".join(x[3]) for x in parts["localities"]],
+                       "kind": [x[4] for x in parts["localities"]], "pop": [x[5] for x in parts["localities"]]},
         "has_rows": {code: _runs(ids, position, every) for code, ids in parts["has_rows"].items()},
         "levels": parts["levels"],
         "periods": parts["periods"],
@@ -184,13 +188,19 @@ def _decode(data: dict[str, Any]) -> dict[str, Any]:
         "ids": every,
         "states": data["states"],
         "counties": data["counties"],
-        "localities": data["localities"],
+        "localities": _rows(data["localities"]),
         "has_rows": {code: ids(runs) for code, runs in data["has_rows"].items()},
         "levels": data["levels"],
         "periods": data["periods"],
         "earlier": [(code, v, ids(runs), n) for code, v, runs, n in data["earlier"]],
         "units": data["units"],
     }
+
+
+def _rows(cols: dict[str, list]) -> list[tuple]:
+    """The places' rows back from their columns (as :func:`_encode` wrote them)."""
+    bases = [tuple(b.split("|")) if b else () for b in cols["bases"]]
+    return list(zip(cols["geo_id"], cols["name"], cols["state"], bases, cols["kind"], cols["pop"], strict=True))
 
 
 __all__ = ["FORMAT", "builder", "read", "read_snapshot", "write"]
