@@ -1,6 +1,7 @@
-"""The blind probe sets of issues 25 and 20 (480 single questions in ten sets; 50 conversations, 233 turns in five
+"""The blind probe sets of issues 25 and 20 (600 single questions in thirteen sets; 50 conversations, 233 turns in five
 sets; the c, d and e sets written in a later session, in new voices, e held out until c and d were fixed; f, g and h
-(40 each) and the held-out i and j (30 each) in a third, i and j scored only after the fixes for f-h), written by
+(40 each) and the held-out i and j (30 each) in a third, i and j scored only after the fixes for f-h, then k, l and m
+(40 each) scored only after the fixes for i and j), written by
 people who had not read the planner, through the real path and scored by :func:`sage.evaluate.score`.
 
 Every question and turn that is answered right today must stay right.  The ones that are not are listed in
@@ -93,6 +94,20 @@ NOT_YET = {
     "q25e-059": "wrong_declined: the question names no state or county (and the data has no cities or o",
     "R3J-010": "wrong_declined: I could not read “group”, “limit” (SQL words: “group by state ... order by it "
                "desc limit 5”)",
+    "R3K-003": "wrong_declined: “Lawrence” is the name of 19 places and counties: Lawrence city, KS (95,459",
+    "R3K-004": "wrong_declined: I could not read “computed”, “realize”, “isnt”, “comparable”, “bls”, “laus”",
+    "R3K-013": "wrong_declined: I could not read “people” in your question; nothing was answered. Without t",
+    "R3K-015": "wrong_declined: population is not loaded for 2018-2022 (loaded: 2014-2018 and 2019-2023). L",
+    "R3K-016": "wrong_declined: “metro”: metropolitan and micropolitan statistical areas have no rows in th",
+    "R3K-019": "wrong_declined: “inner District of Columbia” is a part of the state the data has no rows fo",
+    "R3L-006": "wrong_declined: “eastern Kentucky” is a part of the state the data has no rows for (no urba",
+    "R3L-014": "wrong_declined: the shipped census extract has no data on this topic (no ACS table for it i",
+    "R3L-018": "wrong_declined: the question compares places, but only Wake County, NC could be read from w",
+    "R3L-031": "wrong_declined: I could not read “keep”, “reading”, “born”, “company”, “coal”, “camp”, “los",
+    "R3L-033": "wrong_declined: I could not read “farmed”, “wheat”, “prairie”, “read”, “western”, “nearly”,",
+    "R3L-037": "wrong_declined: Census places (cities, towns, CDPs) are not nested in counties — a city can",
+    "R3M-001": "wrong_declined: “1979”: the ACS 5-year estimates begin with 2005-2009, and the data has no ",
+    "R3M-024": "wrong_declined: comparing each county's value with another figure (“more than one person in",
 }
 
 

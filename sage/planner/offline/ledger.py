@@ -75,12 +75,15 @@ specifically particularly especially express expressed deliberately exactly prec
 haha hehe btw fyi imo tbh advance together
 confirm splendid wonderful fantastic brilliant
 determine determining calculate calculating compute computing select filter ie eg etc rn atm recorded record records saw
+actual
 experienced experience experiences posted registered showed shows had
 cross sectional sectionally snapshot headline headlines rough ballpark
 superb terrific grateful thankful appreciative glad happy favor favour possible possibly
 table tables chart charts graph graphs map maps column columns fine bar bars plot plots visual visualization
 topic topics subject separate different unrelated
 son sons daughter daughters kid kids child children husband wife partner spouse mom dad mother father parents family
+grandma grandmas grandpa grandpas grandmother grandmothers grandfather grandfathers grandparents grandson granddaughter
+ancestor ancestors relatives aunt uncle cousin cousins love loved loves
 friend friends boss coworker coworkers colleague colleagues neighbor neighbors niece nephew
 """.split())
 
@@ -101,7 +104,8 @@ FEATURE_WORDS: dict[str, frozenset[str]] = {k: frozenset(v.split()) for k, v in 
     # one value per place, a comparison of named places
     "compare": "compare compared comparing comparison vs versus v between both each difference differ gap higher "
                "lower more less than bigger smaller larger greater side against relative other one better worse "
-               "stack stacks",
+               "stack stacks high low best worst highest lowest most least biggest smallest largest richest poorest "
+               "which",
     "several": "each both all every respective respectively rank ranked ranking order ordered sort sorted plus",
     # a ranking and its size and direction
     "rank": "top bottom highest lowest most least largest smallest biggest greatest fewest best worst rank ranked "
@@ -134,7 +138,7 @@ FEATURE_WORDS: dict[str, frozenset[str]] = {k: frozenset(v.split()) for k, v in 
     # every comparison and change is tested for significance: the words that ask for the test are read by it
     "tested": "significant significantly statistically significance 90 90% confidence margin margins error errors moe "
               "noise sampling real really true actual actually different difference differ within inside beyond "
-              "gap meaningful level plus wash",
+              "gap meaningful level plus wash legit legitimate valid fair non overlapping nonoverlapping",
     "dollars_real": "inflation adjusted adjusting adjust real constant todays dollars dollar once after",
     "dollars_nominal": "nominal unadjusted dollars dollar raw",
     # the measures' kinds
@@ -495,10 +499,11 @@ _NEGATIONS = frozenset({"not", "no", "never", "instead", "rather", "nor", "exclu
 
 
 #: a clause about the asker, not the question: it starts with "I", "we", "my", "our" and asks for nothing
-_ASKER = re.compile(r"(?:^|(?<=[.!?;:]\s)|(?<=\s[-—]\s))(?:(?:hi|hey|hello|ok|okay|so)\s+)?"
+_ASKER = re.compile(r"(?:^|(?<=[.!?;:(]\s)|(?<=[(,])\s?(?=i|we)|(?<=\s[-—]\s))(?:(?:hi|hey|hello|ok|okay|so)\s+)?"
                     r"(?:(?:before|since|as|because|while|when)\s+(?=(?:i|we)\b))?"
                     r"(?:i|im|i am|i have|ive|we|were|we are|weve|my|our|me and|mine)\b[^.!?;:—]*?"
-                    r"(?=(?:,\s*so\b|\s[-—]\s|[.!?;:](?:\s|$)))")
+                    r"(?=(?:,\s*so\b|\s[-—]\s|[.!?;:](?:\s|$)|,\s*(?:and\s+)?(?:i|we)\s+(?:wonder|would|d|am|m|was|"
+                    r"keep|want|need|have|ve|just)\b))")
 #: "Before we get our hopes up, what's ...": a clause about the asker ending at a comma
 _ASKER_CLAUSE = re.compile(r"(?:^|(?<=[.!?]\s))(?:before|since|as|because|while|when|if)\s+(?:i|we)\b[^,.!?]*,")
 #: words that change an answer wherever they stand: a clause with one is never context
@@ -530,7 +535,10 @@ def _context_words(question: str) -> set[str]:
     spans = []
     for rx in (_ASKER, _ASKER_CLAUSE):
         for mt in rx.finditer(t):
-            if mt.end() < len(t.rstrip(" ?.!")) and (rx is _ASKER_CLAUSE or not _REQUEST.search(mt.group(0))):
+            # (a closing clause about the asker after a comma counts: "(no inflation adjustment, I'm deflating
+            # separately with my own series)")
+            last = mt.end() >= len(t.rstrip(" ?.!)")) and not t[:mt.start()].rstrip().endswith((",", "("))
+            if not last and (rx is _ASKER_CLAUSE or not _REQUEST.search(mt.group(0))):
                 spans.append(mt.span())
     # "(manhatten)" after a place, "... Springfield, Illinois. the capital": a restatement or a trailing remark
     # of a few words that asks nothing and changes nothing

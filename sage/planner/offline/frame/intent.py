@@ -276,7 +276,10 @@ def _build(p: Parse, cat: Catalog) -> Query:
         return set_frame(p, cat, measures, masked, notes, p.level or "state")
     # "what percentage of adults in New York City's five boroughs ...": the whole the parts make up, one figure
     whole = bool(p.group) and not _EACH_PART.search(masked)
-    if p.places and (COMBINED.search(masked) or SET_TOTAL.search(masked) or whole) and len(p.places) >= 2 and \
+    # ("please compare how many people live in Omaha and in Lincoln": each, not the two added up)
+    summed = COMBINED.search(masked) or (SET_TOTAL.search(masked) and not re.search(
+        r"\b(compare[sd]?|comparing|comparison|vs|versus|which|each|respectively)\b", masked)) or whole
+    if p.places and summed and len(p.places) >= 2 and \
             len({pl.level for pl in p.places}) == 1:  # "a city vs its county as a whole" adds nothing up
         return combined_places(p, cat, measures, notes)
     if p.places:

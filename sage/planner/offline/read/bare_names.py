@@ -403,6 +403,11 @@ def find_unknown_places(p: Parse, cat: Catalog) -> None:
                 continue
             # a name of several words ("St Louis", "Santa Fe"): the longest that names counties
             name, same = word, counties_named(low, cat)
+            if not same and low.endswith("s") and len(low) > 4 and counties_named(low[:-1], cat) and \
+                    not cat.localities_named(low):
+                # "... is higher than Mecklenburg's": a possessive (its apostrophe is gone)
+                word, low = word[:-1], low[:-1]
+                name, same = word, counties_named(low, cat)
             k_used = 1
             for k in (3, 2):
                 group = tokens[i:i + k]

@@ -30,6 +30,7 @@ from .vocabulary import (
     FOREIGN,
     INCORPORATED,
     INDEPENDENT_CITY,
+    KNOWN_WORDS,
     LEVEL_PLURAL,
     LEVEL_SINGULAR,
     LOWER_US,
@@ -168,7 +169,30 @@ _NOT_A_CHANGE = re.compile(r"\b(?:falls?|falling)\s+(?:below|under|above|over|wi
 _ASIDE = re.compile(r"\b(?:(?:i|we)\s+(?:need|needed)\s+(?:it|this|these|them)\s+for|need\s+it\s+for|"
                     r"(?:i|we)\s+(?:have|had)\s+to\s+write|(?:we|i)\s+(?:are|am|re|m)\s+learning|"
                     r"my\s+(?:teacher|professor|boss|editor|dad|mom|friend)\s+(?:said|says|thinks|told)|"
-                    r"its\s+for\s+(?:my|a|our)\s+\w+\s+(?:class|project|report|homework|paper))\b", re.IGNORECASE)
+                    r"its\s+for\s+(?:my|a|our)\s+\w+\s+(?:class|project|report|homework|paper)|"
+                    r"(?:have|got|showing|with)\s+(?:some\s+)?(?:clients?|buyers?|sellers?|customers?|"
+                    r"a\s+(?:client|buyer|seller))|"
+                    r"(?:they|he|she|we|i)(?:['’]?re|['’]?s|['’]?m|\s+are|\s+is|\s+am)?\s+(?:thinking|considering|"
+                    r"planning|hoping)"
+                    r"\s+(?:of|about|to)\s+(?:moving|relocating|buying|selling|retiring|visiting))\b", re.IGNORECASE)
+#: a fragment after the question that says what the asker wants it for ("want the hard numbers", "Need the boom
+#: counties", "want a big % for the speech", "need the number for tonight's talking points", "- go", "don't want to
+#: get fact-checked"), unless it instructs (a map, only, top N ...)
+_WANT = re.compile(r"^\W*(?:i\s+)?(?:just\s+)?(?:(?:want|need|needs|wanted|gotta\s+have)\b|go\W*$|dont\s+want\b|"
+                   r"don'?t\s+want\b)", re.IGNORECASE)
+_INSTRUCTS = re.compile(r"\b(map|chart|table|graph|bar|only|just\s+the|exclud\w*|includ\w*|except|without|top|bottom|"
+                        r"rank\w*|sort\w*|per|each|percent\w*|share|rate|rates|ratio|average|mean|median|total|sum|"
+                        r"combined|change|difference|significan\w*|margins?|moe|nominal|inflation|dollars|both|all)\b|\d",
+                        re.IGNORECASE)
+#: after a dash, a want with no object of its own ("- go", "- need the number for tonight's talking points"; not
+#: "— I need median home values for Travis County ...", which is the request)
+_WANT_GENERIC = re.compile(r"\W*(?:go\W*$|(?:i\s+)?(?:just\s+)?(?:need|want|needs)\s+(?:the|a|an|it|this|that|those|"
+                           r"these|them|some)?\s*(?:number|numbers|figure|figures|stat|stats|data|answer|it|this|that)"
+                           r"\b)", re.IGNORECASE)
+#: a letter's closing ("Sincerely, M.", "Warm regards, Dot")
+_SIGN_OFF = re.compile(r"\s+(?:sincerely|regards|warm regards|kind regards|best regards|best wishes|yours truly|"
+                       r"respectfully|cheers|thanks again|many thanks|with thanks)\b,?(?:\s+[A-Z][\w.]*){0,3}\.?\s*$",
+                       re.IGNORECASE)
 #: emoji and other pictographs (they carry no words)
 SYMBOLS = re.compile("[\u2190-\u21ff\u2300-\u23ff\u2600-\u27bf\u2b00-\u2bff\ufe0f\u200d\U0001f000-\U0001faff]")
 #: "... or is that cope", "... or am I wrong": a tag that doubts the question's own claim
@@ -186,11 +210,23 @@ def drop_remarks(question: str) -> tuple[str, list[str]]:
     remark is dropped only when a question of three words or more is left; the plan's notes name it."""
     text = " ".join(SYMBOLS.sub(" ", question).split())
     remarks: list[str] = []
+    sign = _SIGN_OFF.search(text)
+    if sign and sign.start() > 0:
+        remarks.append(sign.group(0).strip(" ,."))
+        text = text[:sign.start()]
     pieces = re.split(r"(?<=[.?!])\s+", text)
     kept = []
     first_ask = next((i for i, piece in enumerate(pieces) if "?" in piece), len(pieces))
     for i, piece in enumerate(pieces):
         body = piece
+        if i > first_ask and "?" not in body and _WANT.search(body) and not _INSTRUCTS.search(body):
+            remarks.append(body.strip(" ?.!"))  # "Which 5 states have the WORST poverty rates? want the hard numbers"
+            continue
+        # "Top 5 richest counties in Georgia by median household income - go", "... rate - need the number for ..."
+        dash = re.search(r"\s[-—–]+\s+(?=\S)", body)
+        if dash and _WANT_GENERIC.match(body[dash.end():]) and not _INSTRUCTS.search(body[dash.end():]):
+            remarks.append(body[dash.end():].strip(" ?.!"))
+            body = body[:dash.start()]
         if i > first_ask and "?" not in body and (_REMARK.search(body) or _ASIDE.search(body)):
             # "Key West housing units — how many are there?! curious how many places there are to stay lol": a
             # sentence of banter after the question is all remark
@@ -288,6 +324,14 @@ def split_context(question: str, states: Iterable[str] = ()) -> tuple[str, str]:
         ask = " ".join(x for x in pieces[i:] if x not in tail)
     else:
         context, ask = "", text
+    # "Grandpa's Harlan County, Kentucky and Grandma's McDowell County, West Virginia both look so poor on paper, but
+    # is the difference between their median household incomes significant?": what comes before ", but is ..." sets
+    # the scene (its "poor" is no measure asked for)
+    turn = re.search(r",\s+(?:but|so|and so)\s+(?=(?:is|are|was|were|which|what|how|does|do|did|can|could|would|"
+                     r"will)\b)", ask, re.IGNORECASE)
+    if turn is not None and len(ask[turn.end():].split()) >= 4 and not _REQUEST_START.match(ask):
+        context = (context + " " + ask[:turn.start()]).strip()
+        ask = ask[turn.end():]
     # "The Twin Cities counties, Hennepin and Ramsey: what's the median rent in each?"; "We just moved to Phoenix and
     # I'm so curious — how has ...": a preamble before a colon or a dash
     colon = re.search(r"(?::|\s[—–]|\s--?)\s+(?=(what|which|how|is|are|does|do|can|could|give|show|list|rank|compare|"
@@ -298,8 +342,11 @@ def split_context(question: str, states: Iterable[str] = ()) -> tuple[str, str]:
     # "US total population: give the change ...": a short label before the colon is the subject, not a preamble
     label = ask[: colon.start()] if colon else ""
     dash = colon is not None and ":" not in colon.group(0)
+    # ("Patron asks: which five counties ...": whoever asks, named before what they ask)
     if colon and colon.start() > 0 and (len(label.split()) > 3 or re.match(
-            r"(for|in|on|as|to|from|with|about|re|hi|hey|ok|okay|so|quick|i|we|my|our)\b", label, re.IGNORECASE)) \
+            r"(for|in|on|as|to|from|with|about|re|hi|hey|ok|okay|so|quick|i|we|my|our)\b", label, re.IGNORECASE)
+            or re.search(r"\b(asks?|asked|asking|wants? to know|wanted to know|writes|wrote|says|said|wonders|"
+                         r"wondered|question|query|request|inquiry)\s*$", label, re.IGNORECASE)) \
             and not (dash and re.search(r"\b(need|want|give|show|list|which|what|how|tell|compare|rank|pull|swap|"
                                         r"switch|replace|add|find|get)\b", label, re.IGNORECASE)):
         # (a dash sets off a preamble only when the words before it ask for nothing: "I'm putting together a
@@ -420,13 +467,23 @@ def _use_context(p: Parse, context: str, cat: Catalog, chunks: Sequence[Chunk]) 
         lo, hi = min(pl.span[0] for pl in places), max(pl.span[1] for pl in places)
         covered = [pl.span for pl in ctx.places] + ctx.blocked + ctx.scope_spans
         stray = [m.group(0) for m in re.finditer(r"[a-z]+", ctx.t[lo:hi])
-                 if m.group(0) not in _LIST_JOINERS and ctx.tc[lo + m.start()].isupper()
+                 if m.group(0) not in _LIST_JOINERS and m.group(0) not in KNOWN_WORDS
+                 and ctx.tc[lo + m.start()].isupper()
                  and m.group(0) not in cat.measure_vocab and m.group(0) not in cat.state_words
                  and not any(a < lo + m.end() and lo + m.start() < b for a, b in covered)]
         if stray:
             raise Decline(f"I could not read “{stray[0]}” among the places the question names; nothing was "
                           "answered (the others alone would be another question).",
                           [" ".join(re.sub(rf"(?i)\b{re.escape(stray[0])}\b\s*,?", "", p.question, count=1).split())])
+    if len(places) == 1 and re.search(r"\b(difference|differ\w*|gap|compared?|comparison|versus|vs|both)\b", p.t) \
+            and not re.search(
+            r"\b(19|20)\d\d\b|\b(since|change\w*|grow\w*|grew|rose|fell|increase\w*|decrease\w*|over time)\b",
+            f"{context} {p.t}".lower()):
+        # "Wake County's median household income is higher than Mecklenburg's - is that difference significant?":
+        # a comparison with one place read before it has lost the other (answered, it would show only one)
+        raise Decline(f"the question compares places, but only {places[0].label} could be read from what comes "
+                      "before it; nothing was answered. Name each place the comparison is about.",
+                      topic_suggestions(p, cat))
     end = len(p.t)
     for pl in places:
         p.places.append(replace(pl, span=(end, end), how="ambiguous" if pl.how == "ambiguous" else "context"))

@@ -58,7 +58,10 @@ _NOMINAL = re.compile(r"\bnominal\b|\bnot\s+(?:adjust\w*|correct\w*)\s+for\s+inf
                       r"\bwithout\s+(?:adjusting\s+for\s+)?inflation\b|\bcurrent\s+dollars\b|\bbefore\s+inflation\b|"
                       r"\b(?:plain|raw|face[\s-]value)\s+dollars\b|\bdollars\s+as\s+published\b|"
                       r"\b(?:setting|leaving|putting)\s+inflation\s+aside\b|\binflation\s+aside\b|"
-                      r"\bignoring\s+inflation\b")
+                      r"\bignoring\s+inflation\b|"
+                      # "(no inflation adjustment)", "without an inflation adjustment", "not inflation-adjusted"
+                      r"\b(?:no|without(?:\s+an?)?|not)\s+(?:inflation[\s-]+adjust\w*|adjust\w*\s+for\s+inflation)\b|"
+                      r"\bunadjusted\s+for\s+inflation\b")
 _REAL = re.compile(r"\b(?:inflation[\s-]*adjusted(?:\s+terms)?|adjust\w*\s+for\s+inflation|after\s+(?:adjusting\s+for"
                    r"\s+)?inflation|real|constant\s+dollars|todays?\s+dollars|in\s+20\d\d\s+dollars|"
                    r"in\s+real\s+terms|(?:kept|keep|keeping|kept\s+pace|keeps)\s+(?:up\s+)?(?:pace\s+)?with\s+"

@@ -51,6 +51,9 @@ def find_places(p: Parse, cat: Catalog) -> None:
         span = mt.span()
         if overlaps(span, p.blocked):
             continue
+        region = INFORMAL_REGION.match(t, span[0])
+        if region is not None and region.end() > span[1]:
+            continue  # "the Mississippi Delta", "the Arkansas Delta": a region named after the state, not the state
         after = t[span[1]:]
         if find_state_led(p, cat, span, cat.state_by_key[mt.group(1)]):
             continue  # Kansas City, Oklahoma City, Iowa City: a Census place
@@ -142,6 +145,11 @@ def _informal_regions(p: Parse) -> None:
     California)", "the Twin Cities counties, Hennepin and Ramsey"."""
     for span in p.informal:
         text = p.tc[span[0]:span[1]]
+        if re.search(r"\b(?:not|nor|rather than|instead of|excluding|except)\s+(?:the\s+)?(?:whole\s+|entire\s+)?$",
+                     p.t[:span[0]]) and p.places:
+            # "How many people live in Boise? The city itself, not the whole Treasure Valley.": what it is not
+            p.notes.append(f"“{text}” read as what the question leaves out.")
+            continue
         if p.scene and any(pl.level != "state" for pl in p.places):
             # "I'm writing about economic hardship in Alabama's Black Belt and would like to compare ... Hale County and
             # Perry County": before the ask, a region that the places after it are in only sets the scene
@@ -149,6 +157,9 @@ def _informal_regions(p: Parse) -> None:
             continue
         listed = re.match(r"\s+(counties|states|parishes)\b", p.t[span[1]:]) and any(
             pl.span[0] >= span[1] for pl in p.places)
+        # "in the Mississippi Delta, in Bolivar, Sunflower, Coahoma and Washington counties": the places it means
+        listed = listed or (re.match(r"\s*,?\s*(?:in|including|namely|that is|ie)\s", p.t[span[1]:]) and any(
+            pl.span[0] >= span[1] and pl.level != "state" for pl in p.places))
         # "A Pacific Northwest higher-ed consortium wants ... Washington, Oregon and Idaho": the region word
         # describes something else, and the places are named
         adjectival = bool(p.places) and not re.match(
@@ -316,7 +327,8 @@ def _find_county_lists(p: Parse, cat: Catalog) -> None:
             continue
         found: list[list[County]] = []
         bases: list[str] = []
-        for piece in pieces:
+        first_piece = pieces[0]
+        for n, piece in enumerate(pieces):
             words = piece.split()
             base = next((" ".join(words[-k:]) for k in range(len(words), 0, -1)
                          if (" ".join(words[-k:]), suffix) in cat.county_index), None)
@@ -324,17 +336,26 @@ def _find_county_lists(p: Parse, cat: Catalog) -> None:
                 break
             bases.append(base)
             found.append(cat.county_index[(base, suffix)])
+            # "total housing units dallas tarrant collin and denton countys": names written with no comma between
+            # them, one county's name after another (of one word each), before the first piece's base
+            rest = words[:len(words) - len(base.split())]
+            while n == 0 and rest and (rest[-1], suffix) in cat.county_index and rest[-1] not in cat.state_words:
+                bases.insert(0, rest[-1])
+                found.insert(0, cat.county_index[(rest[-1], suffix)])
+                pieces = [" ".join(rest[-1:]), *pieces]
+                rest = rest[:-1]
         if len(found) != len(pieces) or all(b in cat.state_by_key for b in bases):
             continue
         start = mt.start() - len(head) + (len(head) - len(head.lstrip()))
         # the list starts at its first name when the words before it ask something ("combined pop Multnomah + ...
         # counties": "combined pop" is the measure); other words before it go with the list ("New York City (Bronx,
         # Kings, ... counties)": the city the counties make up)
-        first = head.find(pieces[0])
-        lead = pieces[0][:len(pieces[0]) - len(bases[0])].split()
+        first = head.find(first_piece)
+        at = first_piece.rfind(bases[0])  # where the first name of the list stands in its piece
+        lead = first_piece[:at].split()
         if any(w in ("combined", "total", "sum", "together", "pop", "population", "people", "residents",
                      "housing", "units") for w in lead):
-            start = mt.start() - len(head) + first + len(pieces[0]) - len(bases[0])
+            start = mt.start() - len(head) + first + at
         pieces = bases
         span = (start, mt.end())
         # one state for all: named after the list, else the only state that has every name

@@ -170,7 +170,8 @@ SET_CUE = re.compile(
     r"census areas?|municipios?|county equivalents?|planning regions?)\b")
 THAN_PLACE = re.compile(r"\b(more|higher|greater|larger|bigger|less|lower|fewer|smaller)\s+(\w+\s+){0,5}?than\s+"
                         r"(that of\s+|those of\s+|in\s+|for\s+|of\s+)?")
-COMBINED = re.compile(r"\b(combined|altogether|all together|as a whole|in aggregate|taken together)\b")
+COMBINED = re.compile(r"\b(combined|altogether|all together|as a whole|in aggregate|taken (?:all )?together|"
+                      r"all combined|pooled)\b")
 SET_WORDS = frozenset("which what each every any a an the one per top bottom all list rank".split())
 PER_STATE = re.compile(r"\b(in|within|for|of|across) (each|every) state\b|\bper state\b|\bby state\b|"
                        r"\beach states?\b|\bstate by state\b")
@@ -200,6 +201,9 @@ BAD_HIGH = {"poverty_rate", "people_in_poverty", "unemployment_rate", "unemploye
 # words that may sit next to a place without being one (for spotting unknown place names)
 KNOWN_WORDS = frozenset("""
 cdp cdps plain
+grandma grandmas grandpa grandpas grandmother grandmothers grandfather grandfathers grandparents grandson granddaughter
+ancestor ancestors ancestral relatives relative aunt aunts uncle uncles cousin cousins great
+fastest slowest
 a about above across adult adults after again against age all along also am among amongst an and another any
 are area areas around as at average be been being below best between big bigger biggest both but by can census
 acs bureau compare compared comparison could count counties country county data did do does each else
@@ -443,4 +447,6 @@ INFORMAL_REGION = re.compile(
     r"upper midwest|border states|"
     r"sand states|dixie|four corners|the coasts|coastal states|swing states|battleground states|"
     r"red states|blue states|southern california|northern california|central valley|inland empire|"
-    r"upstate|downstate|panhandle)\b")
+    r"upstate|downstate|panhandle|(?:mississippi|arkansas|yazoo|the) delta|delta region|treasure valley|"
+    r"front range|hill country|low ?country|texas triangle|research triangle|lehigh valley|hudson valley|"
+    r"permian basin|coal country|iron range|the ozarks|ozarks)\b")
