@@ -132,6 +132,16 @@ CHANGING: dict[str, Callable[[str], str | None]] = {
 }
 
 
+#: what a plan must say when a meaning-changing rewrite leaves its SQL as it was (the change changes nothing there:
+#: "other than Wyoming" in a ranking of the New England states; "percent" before a change whose answer already shows
+#: the percent change): the reading names it, so the old answer is not given silently
+ACKNOWLEDGED: dict[str, Callable[[object], bool]] = {
+    "other than X added": lambda plan: any("Wyoming" in a for a in plan.assumptions),  # type: ignore[attr-defined]
+    "percent added to a change": lambda plan: "percent" in (plan.standalone or "")  # type: ignore[attr-defined]
+    or " AS pct_change" in (plan.sql or ""),  # type: ignore[attr-defined]
+}
+
+
 def same_answer(a: str, b: str) -> bool:
     """Two readings answer alike: their SQL is the same but for white space (the frame also keeps the words as
     typed, which a rewrite changes by design)."""
@@ -141,8 +151,8 @@ def same_answer(a: str, b: str) -> bool:
 
 
 def measure(planner, questions) -> tuple[dict[str, list[int]], dict[str, list[tuple[str, str]]]]:
-    """For every rewrite: [applied, same (or, for a changing one, changed), declined or asked, violations], and
-    the violations (question, rewrite)."""
+    """For every rewrite: [applied, same (or, for a changing one, changed or — see :data:`ACKNOWLEDGED` — the same
+    with the reading saying why), declined or asked, violations], and the violations (question, rewrite)."""
     stats: dict[str, list[int]] = {name: [0, 0, 0, 0] for name in (*PRESERVING, *CHANGING)}
     bad: dict[str, list[tuple[str, str]]] = {name: [] for name in stats}
     for q in questions:
@@ -161,6 +171,8 @@ def measure(planner, questions) -> tuple[dict[str, list[int]], dict[str, list[tu
                 s[2] += 1
             elif alike == (name in PRESERVING):
                 s[1] += 1
+            elif alike and name in ACKNOWLEDGED and ACKNOWLEDGED[name](plan):
+                s[1] += 1  # the same answer, and the reading says why
             else:
                 s[3] += 1
                 bad[name].append((q, rewritten))

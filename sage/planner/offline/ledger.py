@@ -692,6 +692,15 @@ def account(p: Parse, q: Query, prior: Query | None = None, cat: Catalog | None 
     kept_states = {st.fips for st in q.geo.within} | {pl.state.fips for pl in q.geo.places if pl.level == "state"}
     kept_spans = [pl.span for pl in p.places if (pl.geo_id in kept and pl.level != "state")
                   or (pl.level == "state" and pl.state.fips in kept_states)]
+    # "the Four Corners states: Arizona, Colorado, New Mexico, Zorbaville and Utah. What is the combined population of
+    # those four states?": a name inside the list of places the answer is about is never scene-setting
+    inside = sorted(s for s in kept_spans if s[0] < s[1])
+    if len(inside) >= 2:
+        lo, hi = inside[0][0], inside[-1][1]
+        for i, w in enumerate(words):
+            if w.by == "context" and lo < w.start < hi and p.tc[w.start:w.start + 1].isupper() and \
+                    w.text not in READ_ALWAYS and w.text not in ("and", "or", "vs", "versus", "plus"):
+                words[i] = Word(w.text, w.start, w.end, "")
     for i, w in enumerate(words):
         if w.text not in _NEGATIONS:
             continue

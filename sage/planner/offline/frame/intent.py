@@ -149,6 +149,8 @@ def _build(p: Parse, cat: Catalog) -> Query:
         p.places = sorted(p.places + [th.ref for th in p.thresholds if th.ref is not None], key=lambda pl: pl.span[0])
         p.thresholds = [th for th in p.thresholds if th.ref is None]
     set_query = _is_set_query(p, masked) and not difference
+    if not set_query:
+        _leave_out_named(p, cat, notes)
     if p.per_n and (set_query or p.thresholds or p.vs_us or not p.places):
         raise Decline(f"rates “{p.per_n[1]}” are computed by the offline planner only for named places; ask "
                       "for one state's or county's figure, or for a percentage share.", topic_suggestions(p, cat))
@@ -320,6 +322,23 @@ _PICK_ONE = re.compile(r"\bwhich (one )?of (the|these|those|them)( (two|2|three|
                        r"counties|states))?\b")
 
 #: the whole a share is of, when it is the country rather than the place's state
+def _leave_out_named(p: Parse, cat: Catalog, notes: list[str]) -> None:
+    """Named states less the ones a clause leaves out ("the six New England states (...) together, other than
+    Maine"), and a note for a state left out that was not named ("other than Wyoming": it changes nothing)."""
+    left_out = p.exclude - p.include
+    states = [pl for pl in p.places if pl.level == "state"]
+    if not left_out or not states:
+        return
+    gone = [pl for pl in states if pl.state.abbr in left_out]
+    if gone and len(gone) < len(p.places):
+        p.places = [pl for pl in p.places if pl not in gone]
+        notes.append("Left out, as asked: " + join_words([pl.state.name for pl in gone]) + ".")
+    absent = sorted(left_out - {pl.state.abbr for pl in states} - {"PR", "DC"})
+    if absent:
+        names = join_words([cat.state_by_abbr[a].name for a in absent if a in cat.state_by_abbr])
+        notes.append(f"{names} is not among the states asked about: leaving it out changes nothing.")
+
+
 #: words that ask for each part of a whole named by its parts ("each of the five boroughs", "which borough")
 _EACH_PART = re.compile(r"\b(each|every|which|compare[sd]?|comparison|rank\w*|list|separately|individually|"
                         r"respectively|by (borough|county)|break\w*\s+(it\s+)?down|vs|versus|highest|lowest|most|"
