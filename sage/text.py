@@ -80,9 +80,20 @@ def normalize(text: str, *, lower: bool = False) -> str:
     # "where Hispanics are a majority of the population": more than half of it (a share over 50 percent)
     text = re.sub(r"\b(?:are|is|make up|makes up|form|forms)\s+(?:a|the)\s+majority(?:\s+of\s+(?:the\s+)?(?:pop|"
                   r"population|residents|people|inhabitants)\b)?", "are more than half", text, flags=re.IGNORECASE)
+    # analysts' shorthand: "median HH income chg", "infl-adj", "no infl adj", "Gini idx", "bach+"
+    text = re.sub(r"\bno\s+infl(?:ation)?[\s-]*adj(?:usted|ustment)?\b", "not adjusted for inflation", text,
+                  flags=re.IGNORECASE)
+    text = re.sub(r"\binfl(?:ation)?[\s-]*adj(?:usted)?\b", "inflation adjusted", text, flags=re.IGNORECASE)
+    text = re.sub(r"\bchg\b", "change", text, flags=re.IGNORECASE)
+    text = re.sub(r"\bidx\b", "index", text, flags=re.IGNORECASE)
+    text = re.sub(r"\bbach(?:elors?)?\s*(?:\+|plus\b)", "bachelors degree or higher", text, flags=re.IGNORECASE)
     # newsroom shorthand: "median hh inc", "per cap inc": household income, per capita income
     text = re.sub(r"\bhh\s+inc\b", "household income", text, flags=re.IGNORECASE)
     text = re.sub(r"\bper\s+cap\b(\s+inc\b)?", lambda m: "per capita" + (" income" if m.group(1) else ""), text,
+                  flags=re.IGNORECASE)
+    # "north and south dakota", "North & South Carolina": both states, named in full
+    text = re.sub(r"\b(north|south)\s+(and|or|&|vs|versus)\s+(north|south)\s+(dakota|carolina)s?\b",
+                  lambda m: f"{m.group(1)} {m.group(4)} {m.group(2)} {m.group(3)} {m.group(4)}", text,
                   flags=re.IGNORECASE)
     text = re.sub(r"\bSaint\b", "St", text, flags=re.IGNORECASE)
     text = re.sub(r"\bSainte\b", "Ste", text, flags=re.IGNORECASE)

@@ -1,7 +1,7 @@
-"""The blind probe sets of issues 25 and 20 (600 single questions in thirteen sets; 50 conversations, 233 turns in five
+"""The blind probe sets of issues 25 and 20 (720 single questions in sixteen sets; 50 conversations, 233 turns in five
 sets; the c, d and e sets written in a later session, in new voices, e held out until c and d were fixed; f, g and h
 (40 each) and the held-out i and j (30 each) in a third, i and j scored only after the fixes for f-h, then k, l and m
-(40 each) scored only after the fixes for i and j), written by
+(40 each) scored only after the fixes for i and j, and n, o and p after those for k-m), written by
 people who had not read the planner, through the real path and scored by :func:`sage.evaluate.score`.
 
 Every question and turn that is answered right today must stay right.  The ones that are not are listed in
@@ -108,6 +108,32 @@ NOT_YET = {
     "R3L-037": "wrong_declined: Census places (cities, towns, CDPs) are not nested in counties — a city can",
     "R3M-001": "wrong_declined: “1979”: the ACS 5-year estimates begin with 2005-2009, and the data has no ",
     "R3M-024": "wrong_declined: comparing each county's value with another figure (“more than one person in",
+    "R3N-003": "wrong_declined: I could not read “set”, “scene” in your question; nothing was answered. Wit",
+    "R3N-006": "wrong_declined: I could not read “three”, “hundred”, “million”, “dreamers”, “strivers” in y",
+    "R3N-007": "wrong_declined: I could not read “plus”, “universe” in your question; nothing was answered.",
+    "R3N-016": "wrong_declined: I could not read “overlap”, “navajo”, “nation”, “same”, “universe” in your ",
+    "R3N-027": "wrong_declined: “Bolivar” is the name of 8 places and counties: Bolivar County, MS (30,163 ",
+    "R3O-001": "wrong_declined: I could not read “counting” in your question; nothing was answered. Without",
+    "R3O-005": "wrong_declined: I could not read “jersey”, “shore” in your question; nothing was answered. ",
+    "R3O-006": "wrong_declined: I could not read “local”, “debates”, “always”, “carefully” in your question",
+    "R3O-013": "wrong_declined: “Medicaid” is not a state, county or Census place (city, town or CDP) in th",
+    "R3O-018": "wrong_declined: I could not read “often”, “lumped” in your question; nothing was answered. ",
+    "R3O-023": "wrong_declined: “average” over several places: the offline planner does not average places'",
+    "R3O-024": "wrong_declined: “Clark” is the name of 15 places and counties: Clark County, NV (2,293,764 ",
+    "R3O-025": "wrong_declined: I could not read “hand”, “ada” in your question; nothing was answered. With",
+    "R3O-030": "wrong_declined: “suburbs”: the data covers states, counties and Census places (cities, town",
+    "R3O-036": "wrong_declined: I could not read “stress” in your question; nothing was answered. Without t",
+    "R3O-040": "wrong_declined: I could not read “cape”, “islands” in your question; nothing was answered. ",
+    "R3P-003": "wrong_declined: “Worcester” is the name of 2 places and counties in Massachusetts: Worceste",
+    "R3P-009": "wrong_declined: Census places (cities, towns, CDPs) are not nested in counties — a city can",
+    "R3P-013": "wrong_declined: “homeownership”: it is homeownership rate (100 * (B25003_002E) / (B25003_00",
+    "R3P-020": "wrong_declined: the question names no state or county (and the data has no cities or other ",
+    "R3P-022": "wrong_declined: “80000”: the data covers states, counties and Census places (cities, towns,",
+    "R3P-025": "wrong_declined: “metro”: metropolitan and micropolitan statistical areas have no rows in th",
+    "R3P-026": "wrong_declined: I could not read “maricopa”, “plus”, “pima” in your question; nothing was a",
+    "R3P-027": "wrong_declined: “New York City”: the data has only population and housing units for places ",
+    "R3P-028": "wrong_declined: median gross rent is not loaded for 2014-2018 (loaded: 2019-2023). Load it ",
+    "R3P-033": "wrong_declined: “Des Moines” is the name of 2 places and counties in Iowa: Des Moines city,",
 }
 
 

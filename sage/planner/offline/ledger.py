@@ -75,6 +75,7 @@ specifically particularly especially express expressed deliberately exactly prec
 haha hehe btw fyi imo tbh advance together
 confirm splendid wonderful fantastic brilliant
 determine determining calculate calculating compute computing select filter ie eg etc rn atm recorded record records saw
+presumably probably perhaps maybe arguably admittedly naturally obviously clearly course
 actual
 experienced experience experiences posted registered showed shows had
 cross sectional sectionally snapshot headline headlines rough ballpark
@@ -210,6 +211,7 @@ _PHRASES = (
     r"in (?:percent(?:age)?|relative|absolute|raw|dollar|nominal|real) terms", r"(?:population|size)[ -]?wise",
     r"statistically speaking", r"according to", r"if (?:possible|you can)", r"putting together", r"no worries",
     r"stack(?:s)? up", r"running (?:tonight|tomorrow|today|this \w+)", r"on deadline", r"right now", r"these days",
+    r"i mean", r"at the moment", r"excuse me", r"por favor", r"(?:muchas )?gracias", r"obrigad[oa]", r"you know",
     r"(?:counties|county) (?:or|and) independent cities", r"(?:the )?latest (?:acs|data|numbers|figures|estimates)",
     # the purpose of the question: "for a housing affordability piece", "for a story on Latino communities,"
     r"for (?:a|an|my|our|the) (?:\w+ ){0,3}(?:piece|brief|story|memo|report|unit|project|class|paper|article|"

@@ -105,6 +105,15 @@ def read_question(question: str, chunks: Sequence[Chunk], cat: Catalog, earlier:
     if context:
         _use_context(p, context, cat, chunks)
     find_measures(p, cat, chunks)
+    end = len(p.t)
+    if context and p.strong() and all(m.start == m.end == end for m in p.strong()):
+        # "Uninsured rate for Texas, civilian noninstitutionalized population as the universe — what's the figure?":
+        # the measure the scene names, not one found by the meaning of the ask's other words
+        by_meaning = p.mentions
+        p.mentions = [m for m in p.mentions if not m.start == m.end == end]
+        _use_context_measures(p, context, cat, chunks)
+        if not p.strong():
+            p.mentions = by_meaning
     if context and not p.strong():
         _use_context_measures(p, context, cat, chunks)
     _foreign(p, cat)
@@ -189,6 +198,9 @@ _INSTRUCTS = re.compile(r"\b(map|chart|table|graph|bar|only|just\s+the|exclud\w*
 _WANT_GENERIC = re.compile(r"\W*(?:go\W*$|(?:i\s+)?(?:just\s+)?(?:need|want|needs)\s+(?:the|a|an|it|this|that|those|"
                            r"these|them|some)?\s*(?:number|numbers|figure|figures|stat|stats|data|answer|it|this|that)"
                            r"\b)", re.IGNORECASE)
+#: a claim that asks only for agreement ("Our Cape is still the affordable one, right?"), after the request
+_TAG_CLAIM = re.compile(r",\s*(?:right|correct|yeah|yes|no|isn'?t it|aren'?t they|don'?t you think|huh)\s*\?+\s*$",
+                        re.IGNORECASE)
 #: a letter's closing ("Sincerely, M.", "Warm regards, Dot")
 _SIGN_OFF = re.compile(r"\s+(?:sincerely|regards|warm regards|kind regards|best regards|best wishes|yours truly|"
                        r"respectfully|cheers|thanks again|many thanks|with thanks)\b,?(?:\s+[A-Z][\w.]*){0,3}\.?\s*$",
@@ -215,10 +227,14 @@ def drop_remarks(question: str) -> tuple[str, list[str]]:
         remarks.append(sign.group(0).strip(" ,."))
         text = text[:sign.start()]
     pieces = re.split(r"(?<=[.?!])\s+", text)
-    kept = []
+    kept: list[str] = []
     first_ask = next((i for i, piece in enumerate(pieces) if "?" in piece), len(pieces))
     for i, piece in enumerate(pieces):
         body = piece
+        if i > 0 and _TAG_CLAIM.search(body) and not _INSTRUCTS.search(body) and kept:
+            # "...: Barnstable vs Dukes vs Nantucket counties. Our Cape is still the affordable one, right?"
+            remarks.append(body.strip(" ?.!"))
+            continue
         if i > first_ask and "?" not in body and _WANT.search(body) and not _INSTRUCTS.search(body):
             remarks.append(body.strip(" ?.!"))  # "Which 5 states have the WORST poverty rates? want the hard numbers"
             continue
