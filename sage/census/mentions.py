@@ -148,19 +148,35 @@ def find_mentions(
     return _drop_superseded(found, text)
 
 
+_vocab_cache: dict[tuple, tuple[dict[str, Measure], dict[str, list[str]]]] = {}
+
+
 def _fuzzy_mentions(text: str, measures: Sequence[Measure], taken: list[tuple[int, int]]) -> list[Mention]:
-    """Misspelled single-word synonyms ("unemplyment", "povrety"): close matches of words of 6+ letters."""
-    vocab: dict[str, Measure] = {}
-    for m in measures:
-        for phrase in m.synonyms:
-            if " " not in phrase and len(phrase) >= 6:
-                vocab.setdefault(phrase, m)
+    """Misspelled single-word synonyms ("unemplyment", "povrety"): close matches of words of 6+ letters.  The
+    synonyms of one set of measures, and each word's closest one, are kept (a question reads its words several times,
+    and the next questions mostly the same words)."""
+    key = tuple(id(m) for m in measures)
+    cached = _vocab_cache.get(key)
+    if cached is None:
+        vocab: dict[str, Measure] = {}
+        for m in measures:
+            for phrase in m.synonyms:
+                if " " not in phrase and len(phrase) >= 6:
+                    vocab.setdefault(phrase, m)
+        if len(_vocab_cache) > 32:
+            _vocab_cache.clear()
+        cached = _vocab_cache[key] = (vocab, {})
+    vocab, closest = cached
     out = []
     for mt in _WORD.finditer(text):
         word = mt.group(0)
         if len(word) < 6 or word in vocab or overlaps(mt.span(), taken) or word in _COMMON_WORDS:
             continue
-        close = difflib.get_close_matches(word, list(vocab), n=1, cutoff=0.85)
+        close = closest.get(word)
+        if close is None:
+            close = closest[word] = difflib.get_close_matches(word, list(vocab), n=1, cutoff=0.85)
+            if len(closest) > 5000:
+                closest.clear()
         if close:
             taken.append(mt.span())
             out.append(Mention(vocab[close[0]], mt.start(), mt.end(), close[0], fuzzy=True))

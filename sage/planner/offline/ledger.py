@@ -22,6 +22,7 @@ for it, never to make a question pass.
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -646,7 +647,7 @@ def account(p: Parse, q: Query, prior: Query | None = None, cat: Catalog | None 
     for feature in feats:
         named |= FEATURE_WORDS.get(feature, frozenset())
     every_feature_word = set().union(*FEATURE_WORDS.values())
-    measure_words_list = sorted(_measure_words(q))
+    measure_words_list = tuple(sorted(_measure_words(q)))
     all_measure_words = _all_measure_words(cat) if cat is not None else set()
     numbers = _numbers(q)
     if "PR" in q.geo.exclude:  # "only the 50 states (and DC)": Puerto Rico left out
@@ -658,7 +659,7 @@ def account(p: Parse, q: Query, prior: Query | None = None, cat: Catalog | None 
     measure_words = _measure_words(q)
     if prior is not None and "followup_drop" in feats:  # the measure a follow-up took out is named by it
         measure_words |= _measure_words(prior)
-    named_list = sorted(named)
+    named_list = tuple(sorted(named))
     words: list[Word] = []
     for mt in _TOKEN.finditer(p.t):
         a, b = mt.span()
@@ -683,9 +684,9 @@ def account(p: Parse, q: Query, prior: Query | None = None, cat: Catalog | None 
         elif text.endswith("s") and len(text) > 2 and (text[:-1] in named or text[:-1] in READ_ALWAYS or
                                                        text[:-1] in place_words):
             by = "frame"  # a possessive whose apostrophe was dropped ("dcs", "its")
-        elif len(text) >= 4 and text.isalpha() and difflib.get_close_matches(text, measure_words_list, 1, 0.8):
+        elif len(text) >= 4 and text.isalpha() and _close(text, measure_words_list, 0.8):
             by = "measure"  # "houshold", "subscripton": a misspelled word of the measure read
-        elif len(text) >= 6 and text.isalpha() and difflib.get_close_matches(text, named_list, 1, 0.85):
+        elif len(text) >= 6 and text.isalpha() and _close(text, named_list, 0.85):
             by = "frame"  # "diffrence", "signifcant": a misspelled word of a feature the frame has
         words.append(Word(raw, a, b, by))
     # "not percentages", "the city proper, not St. Louis County": a negated word the frame does not have is read
@@ -752,6 +753,13 @@ def account(p: Parse, q: Query, prior: Query | None = None, cat: Catalog | None 
                     if not words[j].by and (initial or not p.tc[words[j].start:words[j].start + 1].isupper()):
                         words[j] = Word(words[j].text, words[j].start, words[j].end, "description")
     return Ledger(tuple(words))
+
+
+@functools.lru_cache(maxsize=4096)
+def _close(word: str, words: tuple[str, ...], cutoff: float) -> bool:
+    """Whether ``word`` is a misspelling of one of ``words`` (kept: the same words come back question after
+    question, and difflib was a third of a plan's time)."""
+    return bool(difflib.get_close_matches(word, words, 1, cutoff))
 
 
 def close_readings(word: str, cat: Catalog, vocabulary: Iterable[str] = ()) -> list[str]:
