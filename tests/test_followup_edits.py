@@ -167,3 +167,19 @@ def test_the_closed_set_in_words_and_names():
         assert f"- {kind.value}: {kind.gloss}" in guide and kind.label
     assert parse_kinds(["PICK", "pick", "rewrite", 3, "add_measure"]) == (EditKind.PICK, EditKind.ADD_MEASURE)
     assert describe_edits([]) == ""
+
+
+def test_a_question_whose_scene_names_its_own_places_is_no_edit_of_the_answer_before(settings):
+    """Seen in the browser: after a sum of three states, "Our service area covers three counties in southeast Ohio
+    (Athens, Meigs, and Vinton). What is the uninsured rate in each of the three?" was read as an edit of the states
+    ("the three" taken as them); the scene-setting names places of its own, so the question stands alone."""
+    first, second, third = converse(settings, [
+        "combined population of Arizona, Colorado, New Mexico and Utah, excluding Utah",
+        "Our service area covers three counties in southeast Ohio (Athens, Meigs, and Vinton). What is the uninsured "
+        "rate in each of the three?",
+        "and the poverty rate too"])
+    assert first.answered and "Left out, as asked: Utah." in first.assumptions
+    assert second.answered and second.edits == []
+    assert sorted(row[0] for row in second.result.rows) == ["Athens County", "Meigs County", "Vinton County"]
+    assert third.answered and third.edits == [{"kind": "add_measure", "words": "poverty rate"}]
+    assert len(third.result.rows) == 3

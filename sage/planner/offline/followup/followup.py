@@ -109,12 +109,26 @@ def read_followup(question: str, prior: Query, cat: Catalog, chunks: Sequence[Ch
     return q
 
 
+def _names_places(text: str, cat: Catalog) -> bool:
+    """Whether ``text`` names a county or a Census place (a state alone is often a reaction's: "Wow, Texas!")."""
+    tc = normalize(text)
+    p = Parse(question=text, tc=tc, t=tc.lower())
+    try:
+        find_places(p, cat)
+    except Decline:
+        return True  # a name it could not place is a name all the same
+    return any(pl.level != "state" for pl in p.places)
+
+
 def _read(question: str, prior: Query, cat: Catalog, chunks: Sequence[Chunk], before: Query | None,
           seen: list[Parse] | None, edits: list[Edit]) -> Query | None:
     # "Oh interesting, Pitkin County made the list! Could you narrow that down to just Colorado?": the sentences
     # before the ask are a reaction, as before a question in full (their words are context in the ledger)
     context, ask = split_context(question)
-    if context and not re.search(r"[?]", context) and (_REACTION.match(context) or not MODIFIER.search(context)):
+    if context and not re.search(r"[?]", context) and (_REACTION.match(context) or not MODIFIER.search(context)) \
+            and (_REACTION.match(context) or not _names_places(context, cat)):
+        # ("Our service area covers three counties in southeast Ohio (Athens, Meigs, and Vinton). What is the
+        # uninsured rate in each of the three?": a scene that names its own places is no reaction to the answer)
         question = ask
     # "Huh, two of those are islands. Could you add their median age too?": the sentences before the last question
     # are a reaction or an aside when they ask nothing and change nothing (their "those" points at nothing)
@@ -122,7 +136,8 @@ def _read(question: str, prior: Query, cat: Catalog, chunks: Sequence[Chunk], be
     asks = [i for i, x in enumerate(pieces) if "?" in x] or [len(pieces) - 1]
     if len(pieces) > 1 and asks[-1] > 0:
         lead = " ".join(pieces[:asks[-1]])
-        if "?" not in lead and (not MODIFIER.search(lead) or _REACTION.match(lead)):
+        if "?" not in lead and (not MODIFIER.search(lead) or _REACTION.match(lead)) and \
+                (_REACTION.match(lead) or not _names_places(lead, cat)):
             question = " ".join(pieces[asks[-1]:])
     # "OK, widen it for a bar chart: the 10 Washington counties with the highest median home value": an aside before
     # a colon that changes no number, set or measure leaves the question after it ("OK" is no Oklahoma here)
