@@ -91,6 +91,9 @@ def normalize(text: str, *, lower: bool = False) -> str:
     text = re.sub(r"\bhh\s+inc\b", "household income", text, flags=re.IGNORECASE)
     text = re.sub(r"\bper\s+cap\b(\s+inc\b)?", lambda m: "per capita" + (" income" if m.group(1) else ""), text,
                   flags=re.IGNORECASE)
+    # the District's names misspelt ("Distict of Columbia", "Washigton DC"): one letter off, every reader knows it
+    text = re.sub(r"\bdist\w{0,6}\s+of\s+colu\w{3,7}\b", "District of Columbia", text, flags=re.IGNORECASE)
+    text = re.sub(r"\bwa\w{5,9}n(,?\s+D\.?\s?C\b)", r"Washington\1", text, flags=re.IGNORECASE)
     # "north and south dakota", "North & South Carolina": both states, named in full
     text = re.sub(r"\b(north|south)\s+(and|or|&|vs|versus)\s+(north|south)\s+(dakota|carolina)s?\b",
                   lambda m: f"{m.group(1)} {m.group(4)} {m.group(2)} {m.group(3)} {m.group(4)}", text,

@@ -325,7 +325,7 @@ _PICK_ONE = re.compile(r"\bwhich (one )?of (the|these|those|them)( (two|2|three|
 def _leave_out_named(p: Parse, cat: Catalog, notes: list[str]) -> None:
     """Named states less the ones a clause leaves out ("the six New England states (...) together, other than
     Maine"), and a note for a state left out that was not named ("other than Wyoming": it changes nothing)."""
-    left_out = p.exclude - p.include
+    left_out = p.exclude - p.include - ({"AK", "HI", "PR"} if p.contiguous else set())
     states = [pl for pl in p.places if pl.level == "state"]
     if not left_out or not states:
         return

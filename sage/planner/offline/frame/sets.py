@@ -146,7 +146,8 @@ def set_frame(p: Parse, cat: Catalog, measures: list[Measure], masked: str, note
     county_places = [pl for pl in p.places if pl.level == "county"]
     level_places = county_places if level == "county" and county_places and not state_places else []
     scope_states = [pl.state for pl in state_places]
-    left_out = (p.exclude - p.include) if scope_states else set()
+    # (the states "the contiguous US" leaves out are that set's, not a clause's about the states named)
+    left_out = (p.exclude - p.include - ({"AK", "HI", "PR"} if p.contiguous else set())) if scope_states else set()
     if left_out:
         # "rank the New England states by population, other than Maine": the states named or read from a region,
         # less the ones left out (dropped silently before, the answer kept Maine)
