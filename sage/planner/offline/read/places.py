@@ -327,11 +327,19 @@ def _find_county_lists(p: Parse, cat: Catalog) -> None:
             continue
         found: list[list[County]] = []
         bases: list[str] = []
+        misspelt: list[str] = []
         first_piece = pieces[0]
         for n, piece in enumerate(pieces):
             words = piece.split()
             base = next((" ".join(words[-k:]) for k in range(len(words), 0, -1)
                          if (" ".join(words[-k:]), suffix) in cat.county_index), None)
+            if base is None and words:
+                # "Bronx, Kings, New York, Queens and Richond counties": a misspelt name in the list (one close name)
+                fuzzy = _fuzzy_county(words[-1:], suffix, cat)
+                if fuzzy is not None:
+                    base = fuzzy[0]
+                    misspelt.append(f"“{words[-1]}” read as {base.title()} {suffix.title()}, the closest name.")
+                    pieces[n] = " ".join([*words[:-1], base])
             if base is None:
                 break
             bases.append(base)
@@ -381,6 +389,7 @@ def _find_county_lists(p: Parse, cat: Catalog) -> None:
         if fips is None or fips not in common:
             continue
         p.blocked.append(span)
+        p.notes.extend(misspelt)
         if qual:
             p.blocked.append(qual[1])
         for piece, hits in zip(pieces, found, strict=False):
