@@ -31,7 +31,8 @@ from ..edits import Edit, EditKind
 from .catalog import Catalog
 from .frame.frame import Op, Query
 from .read.parsed import Parse
-from .read.parser import SYMBOLS, TABLE_ID
+from .read.parser import TABLE_ID
+from .read.remarks import SYMBOLS
 from .read.vocabulary import NUM_WORDS
 
 #: a word of the question: letters and digits, a number with its separators, or a percent sign
