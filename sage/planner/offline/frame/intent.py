@@ -22,6 +22,7 @@ from ..declines import (
 )
 from ..read.measures import TOTALS, implied_measure, restricted_decline, restriction
 from ..read.parsed import Parse, Place
+from ..read.scope import leave_out_states
 from ..read.units import unit_query
 from ..read.vocabulary import (
     BY_LEVEL,
@@ -324,19 +325,13 @@ _PICK_ONE = re.compile(r"\bwhich (one )?of (the|these|those|them)( (two|2|three|
 #: the whole a share is of, when it is the country rather than the place's state
 def _leave_out_named(p: Parse, cat: Catalog, notes: list[str]) -> None:
     """Named states less the ones a clause leaves out ("the six New England states (...) together, other than
-    Maine"), and a note for a state left out that was not named ("other than Wyoming": it changes nothing)."""
-    left_out = p.exclude - p.include - ({"AK", "HI", "PR"} if p.contiguous else set())
+    Maine"; :func:`~..read.scope.leave_out_states`), unless that would leave nothing named."""
     states = [pl for pl in p.places if pl.level == "state"]
-    if not left_out or not states:
+    kept, left_notes = leave_out_states(p, states, cat.state_by_abbr)
+    if len(states) - len(kept) >= len(p.places):
         return
-    gone = [pl for pl in states if pl.state.abbr in left_out]
-    if gone and len(gone) < len(p.places):
-        p.places = [pl for pl in p.places if pl not in gone]
-        notes.append("Left out, as asked: " + join_words([pl.state.name for pl in gone]) + ".")
-    absent = sorted(left_out - {pl.state.abbr for pl in states} - {"PR", "DC"})
-    if absent:
-        names = join_words([cat.state_by_abbr[a].name for a in absent if a in cat.state_by_abbr])
-        notes.append(f"{names} is not among the states asked about: leaving it out changes nothing.")
+    p.places = [pl for pl in p.places if pl.level != "state" or pl in kept]
+    notes.extend(left_notes)
 
 
 #: words that ask for each part of a whole named by its parts ("each of the five boroughs", "which borough")
@@ -385,7 +380,7 @@ def _drop_negated(p: Parse, places: list[Place]) -> list[Place]:
 
 
 #: a level word that points back to the places named ("these two counties", "both states")
-_NAMED_BACK = re.compile(r"\b(?:these|those|both|the|both of the|these|all)\s+(?:(?:two|three|four|five|2|3|4|5)\s+)?"
+_NAMED_BACK = re.compile(r"\b(?:these|those|both of the|both|the|all)\s+(?:(?:two|three|four|five|2|3|4|5)\s+)?"
                          r"(?:counties|states|cities|places|boroughs|parishes)\b(?!\s+(?:in|of|with|where|that|which)\b)")
 
 

@@ -22,7 +22,7 @@ from ..declines import (
 )
 from ..read.parsed import Parse, Place
 from ..read.ranking import rank_measure, read_rank
-from ..read.scope import exclusions
+from ..read.scope import exclusions, leave_out_states
 from ..read.vocabulary import (
     COMBINED,
     INDEPENDENT_CITY,
@@ -146,22 +146,15 @@ def set_frame(p: Parse, cat: Catalog, measures: list[Measure], masked: str, note
     county_places = [pl for pl in p.places if pl.level == "county"]
     level_places = county_places if level == "county" and county_places and not state_places else []
     scope_states = [pl.state for pl in state_places]
-    # (the states "the contiguous US" leaves out are that set's, not a clause's about the states named)
-    left_out = (p.exclude - p.include - ({"AK", "HI", "PR"} if p.contiguous else set())) if scope_states else set()
-    if left_out:
-        # "rank the New England states by population, other than Maine": the states named or read from a region,
-        # less the ones left out (dropped silently before, the answer kept Maine)
-        gone = [st for st in scope_states if st.abbr in left_out]
-        scope_states = [st for st in scope_states if st.abbr not in left_out]
-        if gone:
-            notes.append("Left out, as asked: " + join_words([st.name for st in gone]) + ".")
-        absent = sorted(left_out - {st.abbr for st in gone} - {"PR", "DC"})
-        if absent:
-            names = join_words([cat.state_by_abbr[a].name for a in absent if a in cat.state_by_abbr])
-            notes.append(f"{names} is not among the states asked about: leaving it out changes nothing.")
-        if not scope_states:
-            raise Decline("every state the question names is also left out; nothing is left to answer.",
-                          generic_suggestions())
+    # "rank the New England states by population, other than Maine": the states named or read from a region, less
+    # the ones left out (dropped silently before, the answer kept Maine)
+    kept, left_notes = leave_out_states(p, scope_states, cat.state_by_abbr)
+    notes.extend(left_notes)
+    if left_notes:
+        scope_states = kept
+    if left_notes and not scope_states:
+        raise Decline("every state the question names is also left out; nothing is left to answer.",
+                      generic_suggestions())
     if level == "state" and county_places:
         raise Decline("the question mixes a county with a ranking of states; ask about one level.",
                       generic_suggestions())

@@ -15,7 +15,7 @@ import re
 from ....text import overlaps
 from ..catalog import Catalog
 from .parsed import Parse
-from .vocabulary import WORDLIKE_ABBRS
+from .vocabulary import WORDLIKE_ABBRS, join_words
 
 #: the only territory with ACS rows here is Puerto Rico, so "territories" means it
 _TERRITORY = r"(?:the\s+)?(?:us\s+)?(?:territories|territory)"
@@ -166,4 +166,28 @@ def exclusions(p: Parse, base: set[str]) -> frozenset[str]:
     return frozenset(out)
 
 
-__all__ = ["CONTIGUOUS_STATES", "CONTIGUOUS_US", "read_scope", "exclusions"]
+def leave_out_states(p: Parse, states: list, names: dict) -> tuple[list, list[str]]:
+    """``states`` (objects with an ``abbr``, or places with a ``state``) less the ones a clause leaves out ("the New
+    England states, other than Maine"), and the notes that say so — also of a state left out that is not among them
+    ("other than Wyoming": it changes nothing).  The states "the contiguous US" leaves out are that set's own, not a
+    clause's about the states named.  ``names``: postal code -> state, for the notes."""
+    left_out = p.exclude - p.include - ({"AK", "HI", "PR"} if p.contiguous else set())
+    if not left_out or not states:
+        return states, []
+
+    def abbr(x) -> str:
+        return x.abbr if hasattr(x, "abbr") else x.state.abbr
+
+    gone = [x for x in states if abbr(x) in left_out]
+    kept = [x for x in states if abbr(x) not in left_out]
+    notes: list[str] = []
+    if gone:
+        notes.append("Left out, as asked: " + join_words([names[abbr(x)].name for x in gone]) + ".")
+    absent = sorted(left_out - {abbr(x) for x in states} - {"PR", "DC"})
+    if absent:
+        notes.append(join_words([names[a].name for a in absent if a in names])
+                     + " is not among the states asked about: leaving it out changes nothing.")
+    return kept, notes
+
+
+__all__ = ["CONTIGUOUS_STATES", "CONTIGUOUS_US", "exclusions", "leave_out_states", "read_scope"]
