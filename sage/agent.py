@@ -16,7 +16,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from . import db, execute, guard, limits, narrate, profile, querylog, significance, verified
+from . import db, execute, guard, limits, profile, querylog, significance, verified
 from .answer import Answer
 from .catalog_index import loaded_table_ids
 from .census import periods
@@ -130,6 +130,7 @@ def ask(
     parent_id: int | None = None,
     use_verified: bool = True,
     session_id: str | None = None,
+    narrate: bool = True,
 ) -> Answer:
     """Answer one question.  Never raises a :class:`SageError`: it ends up in ``Answer.error``.
 
@@ -137,7 +138,9 @@ def ask(
     question follows them; only the last :data:`~sage.querylog.MAX_THREAD` are passed on); ``parent_id`` is the
     logged answer it follows, kept in the query log so the conversation can be picked up again.  A question the
     verified-answer library answers (:mod:`sage.verified`) is answered from it, through the guard and the executor,
-    without planning; ``use_verified=False`` always plans (``eval`` measures the planners).  ``session_id`` is the
+    without planning; ``use_verified=False`` always plans (``eval`` measures the planners).  ``narrate=False`` leaves
+    out the words around the rows (headline, context, a profile's reading: :mod:`sage.narrate`), for a caller that
+    reads only the rows (``eval`` scores rows; it then never imports pandas).  ``session_id`` is the
     browser session that asks (kept in the log).  Once Claude's daily token budget is spent
     (``SAGE_CLAUDE_DAILY_TOKENS``, :mod:`sage.limits`), the offline planner answers instead and the answer says so.
     """
@@ -162,9 +165,9 @@ def ask(
         answer.chunks = RetrievedContext(settings, text, timings)
         if planner.name != "offline":  # the Claude planner always shows the context: retrieve it now
             answer.chunks.load()
-        if not (use_verified and _from_library(answer, settings, progress, timings, context)) and \
-                not (not context and _profile(answer, settings, progress, timings)):
-            _loop(answer, planner, settings, progress, timings, context)
+        if not (use_verified and _from_library(answer, settings, progress, timings, context, narrate)) and \
+                not (not context and _profile(answer, settings, progress, timings, narrate)):
+            _loop(answer, planner, settings, progress, timings, context, narrate)
     except SageError as exc:
         answer.error = exc
     if answer.usage:
@@ -239,7 +242,7 @@ def _retrieval_ms(chunks: Sequence[Chunk]) -> float:
 
 
 def _loop(answer: Answer, planner: Planner, settings: Settings, progress: StageProgress, timings: dict,
-          context: Sequence[PriorTurn] = ()) -> None:
+          context: Sequence[PriorTurn] = (), narrate: bool = True) -> None:
     for attempt_no in range(1, settings.max_attempts + 1):
         progress("planning", {"attempt": attempt_no})
         t = time.perf_counter()
@@ -297,7 +300,8 @@ def _loop(answer: Answer, planner: Planner, settings: Settings, progress: StageP
         answer.variables = _variables(settings, guarded.sql)
         _flag_label_changes(answer)
         _assess(answer, plan)
-        _describe(answer, settings, timings, plan.compare)
+        if narrate:
+            _describe(answer, settings, timings, plan.compare)
         return
     last = answer.attempts[-1].error if answer.attempts else "no plan"
     answer.error = PlanningError(
@@ -330,7 +334,10 @@ def _assess(answer: Answer, plan: Plan) -> None:
 
 
 def _describe(answer: Answer, settings: Settings, timings: dict, compare: str | None = None) -> None:
-    """The headline, the context and a profile's reading (:mod:`sage.narrate`); their time is ``context``."""
+    """The headline, the context and a profile's reading (:mod:`sage.narrate`); their time is ``context``.
+    Imported here: the headline reads the rows with pandas, which a caller of only the rows never needs."""
+    from . import narrate
+
     t = time.perf_counter()
     try:
         narrate.describe(answer, settings, compare=compare)
@@ -339,7 +346,8 @@ def _describe(answer: Answer, settings: Settings, timings: dict, compare: str | 
     timings["context"] = _ms(t)
 
 
-def _profile(answer: Answer, settings: Settings, progress: StageProgress, timings: dict) -> bool:
+def _profile(answer: Answer, settings: Settings, progress: StageProgress, timings: dict,
+             narrate: bool = True) -> bool:
     """A place name asked alone ("Travis County, Texas", "Ohio"): its profile, whichever the planner — read by the
     offline planner's parse (:mod:`sage.planner.offline.alone`), one statement per topic (:mod:`sage.profile`),
     each through the guard and the read-only executor.  False when the question is not a place alone."""
@@ -374,12 +382,13 @@ def _profile(answer: Answer, settings: Settings, progress: StageProgress, timing
     answer.result = profile.combine(results, cat)
     answer.variables = _variables(settings, answer.sql)
     _flag_label_changes(answer)
-    _describe(answer, settings, timings)
+    if narrate:
+        _describe(answer, settings, timings)
     return True
 
 
 def _from_library(answer: Answer, settings: Settings, progress: StageProgress, timings: dict,
-                  context: Sequence[PriorTurn]) -> bool:
+                  context: Sequence[PriorTurn], narrate: bool = True) -> bool:
     """Answer from the verified-answer library when an entry answers this question: its SQL through the guard and
     the executor like any plan.  An entry the guard now refuses or that no longer runs is flagged and skipped (the
     answer says so); False when nothing was served and the planner must answer."""
@@ -433,7 +442,8 @@ def _from_library(answer: Answer, settings: Settings, progress: StageProgress, t
         answer.variables = _variables(settings, guarded.sql)
         _flag_label_changes(answer)
         _note_older_period(answer, settings)
-        _describe(answer, settings, timings)
+        if narrate:
+            _describe(answer, settings, timings)
         return True
     return False
 

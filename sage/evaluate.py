@@ -70,8 +70,10 @@ def score(settings: Settings, row: dict, planner: str | None = None, context: Se
     so the two are counted apart.  ``context`` makes the question a follow-up of earlier answers; the answer is
     appended to ``answers`` when given.
     """
-    # the planner is what is scored: the verified-answer library is not consulted
-    answer = agent.ask(row["question"], settings, planner=planner, record=False, context=context, use_verified=False)
+    # the planner is what is scored: the verified-answer library is not consulted; the rows are scored, so the words
+    # around them (headline, context) are not written
+    answer = agent.ask(row["question"], settings, planner=planner, record=False, context=context, use_verified=False,
+                       narrate=False)
     if answers is not None:
         answers.append(answer)
     gold_sql = row.get("gold_sql")

@@ -19,7 +19,6 @@ from typing import Any
 
 from . import context as ctx
 from .census.semantic import Measure
-from .charts.shape import format_value
 from .execute import Result
 from .planner.base import Plan
 from .planner.offline.catalog import Catalog, State
@@ -252,6 +251,10 @@ def read(result: Result, cat: Catalog, settings: Settings) -> Profile | None:
         figures.values[(name, area.geo_id)] = ctx.Figure(name, area, _float(value), _float(moe))
         if name not in names:
             names.append(name)
+    # the charts' number format; imported here, since the charts read rows with pandas, which planning a profile
+    # (the question loop, ``eval``) never needs
+    from .charts.shape import format_value
+
     known = {m.name: m for m in cat.measures}
     measures = [known[n] for n in names if n in known]
     compared = ctx.of_figures(measures, place, areas, figures)

@@ -123,3 +123,21 @@ def test_claude_without_a_key_is_a_clear_error(settings):
     answer = agent.ask("population of Ohio", settings.replace(planner="claude", anthropic_api_key=None), record=False)
     assert not answer.answered
     assert "ANTHROPIC_API_KEY" in answer.error.message
+
+
+def test_a_topic_the_data_lacks_is_declined_without_embedding_the_question(settings):
+    """"the average commute time": the scope check declines the topic; a variable found by the meaning of the other
+    words would answer another question, so the question is never embedded (no model loaded for it)."""
+    answer = agent.ask("What's the average commute time in Ohio?", settings, planner="offline", record=False,
+                       use_verified=False)
+    assert answer.declined and "commuting" in answer.assumptions[0]
+    assert not answer.chunks.retrieved and answer.timings_ms["retrieve"] == 0
+
+
+def test_narrate_false_gives_the_same_rows_without_the_words_around_them(settings):
+    """``eval`` scores rows: ``narrate=False`` leaves the headline and the context out, and nothing else."""
+    question = "What is the median household income in Travis County, Texas?"
+    full = agent.ask(question, settings, planner="offline", record=False, use_verified=False)
+    bare = agent.ask(question, settings, planner="offline", record=False, use_verified=False, narrate=False)
+    assert full.headline and bare.headline is None and not bare.context and bare.context_note is None
+    assert bare.result.rows == full.result.rows and bare.sql == full.sql and bare.assumptions == full.assumptions

@@ -346,3 +346,16 @@ def test_the_context_marks_catalog_tables_as_not_loaded():
 def test_catalog_chunks_skip_the_loaded_tables(settings):
     chunks = dict(catalog_chunks(settings, {"B25003"}))
     assert "B25003" not in chunks and len(chunks) == len(CATALOG) - 1
+
+
+def test_a_table_title_is_read_without_indexing_the_whole_catalog():
+    """A decline that names the table to fetch needs its title only; the titles read from the first row of each
+    table are the catalog's own concepts, for every table."""
+    from sage.census.catalog_search import CATALOG_FILE, _titles_cached, table_title
+
+    data = Path(__file__).resolve().parent.parent / "data"
+    full = acs_table_catalog(data)
+    path = data / "acs" / CATALOG_FILE
+    titles = _titles_cached(str(path), path.stat().st_mtime)
+    assert len(full) > 1000 and titles == {t: entry["concept"] for t, entry in full.items()}
+    assert table_title(data, "B25003") == full["B25003"]["concept"] and table_title(data, "B99999") is None

@@ -128,3 +128,26 @@ def test_errors_raise_the_sage_error_family(nb):
         _ = declined.df
     assert why.value.kind == declined.decline_kind and why.value.message == declined.decline
     assert "No answer" in declined._repr_html_()
+
+
+def test_eval_scores_without_pandas_or_altair(settings, tmp_path):
+    """``sage eval`` scores the rows: no headline is written (pandas) and no chart drawn (Altair), so a scripted
+    evaluation never loads them (issue 22: nothing loaded that the question does not need)."""
+    import json
+
+    from sage.evaluate import read_questions
+
+    rows = read_questions(ROOT / "tests" / "data" / "questions" / "dev.jsonl")[:6]
+    path = tmp_path / "six.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    code = ("import sys; from sage import cli; rc = cli.main(['eval', sys.argv[1], '--planner', 'offline', '--json', "
+            "'--quiet']); print('HEAVY', [m for m in ('pandas', 'altair') if m in sys.modules]); sys.exit(rc)")
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "SAGE_READER_URL", "ANTHROPIC_API_KEY")}
+    env.update(PYTHONPATH=str(ROOT), SAGE_DATA_DIR=str(settings.data_dir), SAGE_CATALOG_INDEX="off",
+               SAGE_EMBEDDED_LINGER_S="0")
+    proc = subprocess.run([sys.executable, "-c", code, str(path)], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    report = json.loads(proc.stdout[:proc.stdout.rindex("HEAVY")])
+    assert report["n"] == len(rows) and report["correct"] == len(rows), report
+    assert proc.stdout.strip().endswith("HEAVY []")

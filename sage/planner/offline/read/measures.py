@@ -377,7 +377,7 @@ def find_measures(p: Parse, cat: Catalog, chunks: Sequence[Chunk]) -> None:
             if cross is not None:
                 g.measure = cross
     mentions = p.mentions
-    if not mentions:
+    if not mentions and not _names_a_gap(p, cat):
         # retrieval as a fallback: a variable the semantic layer knows under another name
         for ch in sorted(chunks or (), key=lambda c: -c.score)[:3]:
             if ch.object_type != "variable" or ch.score < 0.55:
@@ -390,6 +390,15 @@ def find_measures(p: Parse, cat: Catalog, chunks: Sequence[Chunk]) -> None:
                 p.mentions.append(Mention(found, len(p.t), len(p.t), ch.object_ref, weak=False))
                 p.notes.append(f"Measure found through retrieval: {code.group(0)} ({found.label}).")
                 break
+
+
+def _names_a_gap(p: Parse, cat: Catalog) -> bool:
+    """Whether the question names a topic the data lacks ("average commute time"; the ``gaps`` of the semantic
+    layer) whose tables are not loaded.  The scope check declines it; a variable found by the meaning of the other
+    words would answer another question, and embedding the question for it loads the model (a second, once per
+    process)."""
+    text = mask(p.t, p.blocked)
+    return any(gap.find(text) for gap in load_gaps() if not gap.lifted_by(cat.measures))
 
 
 #: "added the most people", "lost residents": the number of people, named by what happened to it
