@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable
+from typing import Any
 
 #: misspellings of measure words that are no other word ("houseing units", "populaton", "medain income")
 _MEASURE_TYPOS = (
@@ -34,76 +35,113 @@ def normalize(text: str, *, lower: bool = False) -> str:
     "&" as "and", "Saint" as "St", single spaces.
 
     The case is kept (the offline planner reads proper names from it), and every character keeps its offset when
-    the result is lowercased; ``lower=True`` gives that lowercase form, the one every matcher works on.
+    the result is lowercased; ``lower=True`` gives that lowercase form, the one every matcher works on.  The rules
+    are compiled once (:data:`_WITH_APOSTROPHES`, :data:`_WORDS`, :data:`_SHORTHAND`): a process normalises every
+    synonym of the semantic layer when it starts, so a pattern looked up again on each call cost a tenth of a
+    second there.
     """
     text = unicodedata.normalize("NFKD", text)
     text = "".join(ch for ch in text if not unicodedata.combining(ch))
     text = text.replace("’", "'").replace("‘", "'").replace("`", "'").replace("“", '"').replace("”", '"')
-    # "I'd" would become "Id" (Idaho), "I'll" "Ill": spell the pronoun contractions out first
-    text = re.sub(r"\b([Ii])'(d|ll|m|ve)\b",
-                  lambda m: m.group(1) + " " + {"d": "would", "ll": "will", "m": "am", "ve": "have"}[m.group(2)], text)
-    # "Baltimore city's", "Travis County's": the possessive of a kind of place is that place ("citys" would be no
-    # word at all, and the place would be dropped)
-    text = re.sub(r"\b(city|county|parish|borough|town|village)'s\b", r"\1", text, flags=re.IGNORECASE)
+    for pattern, repl in _WITH_APOSTROPHES:
+        text = pattern.sub(repl, text)
     text = text.replace("'", "")
     # AP-style state abbreviations ("Maricopa County, Ariz.", "Worcester, Mass."): capitalised, with their period,
     # they are the state's postal code; without the period they stay words ("mass transit", "ill")
     text = _AP_STATE.sub(lambda m: _AP_STATES[m.group(1).replace(" ", "")], text)
-    text = re.sub(r"(?<=[A-Za-z])\.", "", text)
-    # "w/o health insurance", "ppl w/ a doctorate": shorthand for without and with
-    text = re.sub(r"\b[Ww]/[Oo]\b", "without", text)
-    text = re.sub(r"\b[Ww]/(?=\s)", "with", text)
-    text = re.sub(r"(?<=[A-Za-z])[-/](?=[A-Za-z0-9])", " ", text)
-    text = re.sub(r"(?<=[0-9])-(?=[A-Za-z])", " ", text)
+    for pattern, repl in _WORDS:
+        text = pattern.sub(repl, text)
     text = text.replace("&", " and ")
-    # "the 50 states + DC", "Multnomah + Washington": a plus sign between words is "plus" ("25+" stays)
-    text = re.sub(r"(?<=[A-Za-z)])\s*\+\s*(?=[A-Za-z(])", " plus ", text)
-    # "Manhattan (New York County)", "White (alone) householder": brackets only group words
-    text = re.sub(r"[()\[\]{}]", " ", text)
-    # misspellings of the words that carry a question ("wich county", "higest", "lowset")
-    text = re.sub(r"\b(wich|whcih|whihc|wihch|whitch)\b", "which", text, flags=re.IGNORECASE)
-    text = re.sub(r"\b(wats|wuts|whta|waht|wat|wut)\b", lambda m: "what" + (" is" if m.group(1).endswith("s")
-                                                                               else ""), text, flags=re.IGNORECASE)
-    text = re.sub(r"\b(higest|highst|hightest|higheest|hieghest)\b", "highest", text, flags=re.IGNORECASE)
-    text = re.sub(r"\b(lowset|lowst|lowets|loweest)\b", "lowest", text, flags=re.IGNORECASE)
-    text = re.sub(r"\b(largst|larget|lagest)\b", "largest", text, flags=re.IGNORECASE)
-    text = re.sub(r"\b(smalest|smallst)\b", "smallest", text, flags=re.IGNORECASE)
-    # misspellings of the words that name the most asked measures
-    for typo, word in _MEASURE_TYPOS:
-        text = re.sub(typo, word, text, flags=re.IGNORECASE)
-    # misspellings of "counties" and "cities" that are no other word
-    text = re.sub(r"\b(counites|conties|couties|cnties|countes|countis|countise|countys)\b", "counties", text,
-                  flags=re.IGNORECASE)
-    text = re.sub(r"\b(citys|citties|citeis|cites(?= in\b))\b", "cities", text, flags=re.IGNORECASE)
-    # "pct change", "pct of hh": percent
-    text = re.sub(r"\bpct\b", "percent", text, flags=re.IGNORECASE)
-    # "where Hispanics are a majority of the population": more than half of it (a share over 50 percent)
-    text = re.sub(r"\b(?:are|is|make up|makes up|form|forms)\s+(?:a|the)\s+majority(?:\s+of\s+(?:the\s+)?(?:pop|"
-                  r"population|residents|people|inhabitants)\b)?", "are more than half", text, flags=re.IGNORECASE)
-    # analysts' shorthand: "median HH income chg", "infl-adj", "no infl adj", "Gini idx", "bach+"
-    text = re.sub(r"\bno\s+infl(?:ation)?[\s-]*adj(?:usted|ustment)?\b", "not adjusted for inflation", text,
-                  flags=re.IGNORECASE)
-    text = re.sub(r"\binfl(?:ation)?[\s-]*adj(?:usted)?\b", "inflation adjusted", text, flags=re.IGNORECASE)
-    text = re.sub(r"\bchg\b", "change", text, flags=re.IGNORECASE)
-    text = re.sub(r"\bidx\b", "index", text, flags=re.IGNORECASE)
-    text = re.sub(r"\bbach(?:elors?)?\s*(?:\+|plus\b)", "bachelors degree or higher", text, flags=re.IGNORECASE)
-    # newsroom shorthand: "median hh inc", "per cap inc": household income, per capita income
-    text = re.sub(r"\bhh\s+inc\b", "household income", text, flags=re.IGNORECASE)
-    text = re.sub(r"\bper\s+cap\b(\s+inc\b)?", lambda m: "per capita" + (" income" if m.group(1) else ""), text,
-                  flags=re.IGNORECASE)
-    # the District's names misspelt ("Distict of Columbia", "Washigton DC"): one letter off, every reader knows it
-    text = re.sub(r"\bdist\w{0,6}\s+of\s+colu\w{3,7}\b", "District of Columbia", text, flags=re.IGNORECASE)
-    text = re.sub(r"\bwa\w{5,9}n(,?\s+D\.?\s?C\b)", r"Washington\1", text, flags=re.IGNORECASE)
-    # "north and south dakota", "North & South Carolina": both states, named in full
-    text = re.sub(r"\b(north|south)\s+(and|or|&|vs|versus)\s+(north|south)\s+(dakota|carolina)s?\b",
-                  lambda m: f"{m.group(1)} {m.group(4)} {m.group(2)} {m.group(3)} {m.group(4)}", text,
-                  flags=re.IGNORECASE)
-    text = re.sub(r"\bSaint\b", "St", text, flags=re.IGNORECASE)
-    text = re.sub(r"\bSainte\b", "Ste", text, flags=re.IGNORECASE)
-    text = re.sub(r"\s+", " ", text).strip()
+    for pattern, repl in _SHORTHAND:
+        text = pattern.sub(repl, text)
+    text = _SPACES.sub(" ", text).strip()
     if len(text.lower()) != len(text):  # exotic case mappings: keep offsets aligned
         text = "".join(ch if len(ch.lower()) == 1 else "?" for ch in text)
     return text.lower() if lower else text
+
+
+_Rule = tuple[re.Pattern[str], Any]
+_I = re.IGNORECASE
+_CONTRACTIONS = {"d": "would", "ll": "will", "m": "am", "ve": "have"}
+
+#: applied while apostrophes are still there
+_WITH_APOSTROPHES: tuple[_Rule, ...] = (
+    # "I'd" would become "Id" (Idaho), "I'll" "Ill", "She'd" "Shed", "we'll" "well": spell the pronoun contractions
+    # out first
+    (re.compile(r"\b([Ii])'(d|ll|m|ve)\b"), lambda m: m.group(1) + " " + _CONTRACTIONS[m.group(2)]),
+    (re.compile(r"\b([Ss]he|[Hh]e|[Ww]e|[Tt]hey|[Yy]ou|[Ii]t)'(d|ll)\b"),
+     lambda m: m.group(1) + " " + _CONTRACTIONS[m.group(2)]),
+    # "Baltimore city's", "Travis County's": the possessive of a kind of place is that place ("citys" would be no
+    # word at all, and the place would be dropped)
+    (re.compile(r"\b(city|county|parish|borough|town|village)'s\b", _I), r"\1"),
+    # "Williams County, ND's population": a postal code's possessive is the state ("NDs" would be no name)
+    (re.compile(r"\b([A-Z]{2})'s\b"), r"\1"),
+)
+
+#: periods, slashes and hyphens (after the AP abbreviations, which need their periods)
+_WORDS: tuple[_Rule, ...] = (
+    (re.compile(r"(?<=[A-Za-z])\."), ""),
+    # "percent-wise", "population-wise": "in terms of" the word before
+    (re.compile(r"(?<=[A-Za-z])-wise\b", _I), ""),
+    (re.compile(r"\bpercentwise\b", _I), "percent"),
+    # "2014-18", "2019-23": a five-year period written with the end year's last two digits
+    (re.compile(r"(?<![\d-])((?:19|20)(\d\d))\s*[-–]\s*(\d\d)(?![\d-])"),
+     lambda m: f"{m.group(1)}-{m.group(1)[:2]}{m.group(3)}" if int(m.group(3)) > int(m.group(2)) else m.group(0)),
+    # "w/o health insurance", "ppl w/ a doctorate": shorthand for without and with
+    (re.compile(r"\b[Ww]/[Oo]\b"), "without"),
+    (re.compile(r"\b[Ww]/(?=\s)"), "with"),
+    (re.compile(r"(?<=[A-Za-z])[-/](?=[A-Za-z0-9])"), " "),
+    (re.compile(r"(?<=[0-9])-(?=[A-Za-z])"), " "),
+)
+
+#: words spelt short or misspelt (after "&" became "and")
+_SHORTHAND: tuple[_Rule, ...] = (
+    # "the 50 states + DC", "Multnomah + Washington": a plus sign between words is "plus" ("25+" stays)
+    (re.compile(r"(?<=[A-Za-z)])\s*\+\s*(?=[A-Za-z(])"), " plus "),
+    # "Manhattan (New York County)", "White (alone) householder": brackets only group words
+    (re.compile(r"[()\[\]{}]"), " "),
+    # misspellings of the words that carry a question ("wich county", "higest", "lowset")
+    (re.compile(r"\b(wich|whcih|whihc|wihch|whitch)\b", _I), "which"),
+    (re.compile(r"\b(wats|wuts|whta|waht|wat|wut)\b", _I),
+     lambda m: "what" + (" is" if m.group(1).endswith("s") else "")),
+    (re.compile(r"\b(higest|highst|hightest|higheest|hieghest)\b", _I), "highest"),
+    (re.compile(r"\b(lowset|lowst|lowets|loweest)\b", _I), "lowest"),
+    (re.compile(r"\b(largst|larget|lagest)\b", _I), "largest"),
+    (re.compile(r"\b(smalest|smallst)\b", _I), "smallest"),
+    # misspellings of the words that name the most asked measures
+    *((re.compile(typo, _I), word) for typo, word in _MEASURE_TYPOS),
+    # misspellings of "counties" and "cities" that are no other word
+    (re.compile(r"\b(counites|conties|couties|cnties|countes|countis|countise|countys)\b", _I), "counties"),
+    (re.compile(r"\b(citys|citties|citeis|cites(?= in\b))\b", _I), "cities"),
+    # texting shorthand: "ppl", "med age", "med hh inc", "w med hh inc over 100k" (a lone lowercase w is "with")
+    (re.compile(r"\bppl\b", _I), "people"),
+    (re.compile(r"\bmed(?=\s+(?:age|hh|household|home|house|housing|gross|rent|inc|income|earnings|value|family)\b)",
+                _I), "median"),
+    (re.compile(r"(?<![A-Za-z'])w(?=\s+[a-z])"), "with"),
+    # "pct change", "pct of hh": percent
+    (re.compile(r"\bpct\b", _I), "percent"),
+    # "where Hispanics are a majority of the population": more than half of it (a share over 50 percent)
+    (re.compile(r"\b(?:are|is|make up|makes up|form|forms)\s+(?:a|the)\s+majority(?:\s+of\s+(?:the\s+)?(?:pop|"
+                r"population|residents|people|inhabitants)\b)?", _I), "are more than half"),
+    # analysts' shorthand: "median HH income chg", "infl-adj", "no infl adj", "Gini idx", "bach+"
+    (re.compile(r"\bno\s+infl(?:ation)?[\s-]*adj(?:usted|ustment)?\b", _I), "not adjusted for inflation"),
+    (re.compile(r"\binfl(?:ation)?[\s-]*adj(?:usted)?\b", _I), "inflation adjusted"),
+    (re.compile(r"\bchg\b", _I), "change"),
+    (re.compile(r"\bidx\b", _I), "index"),
+    (re.compile(r"\bbach(?:elors?)?\s*(?:\+|plus\b)", _I), "bachelors degree or higher"),
+    # newsroom shorthand: "median hh inc", "per cap inc": household income, per capita income
+    (re.compile(r"\bhh\s+inc\b", _I), "household income"),
+    (re.compile(r"\bper\s+cap\b(\s+inc\b)?", _I), lambda m: "per capita" + (" income" if m.group(1) else "")),
+    # the District's names misspelt ("Distict of Columbia", "Washigton DC"): one letter off, every reader knows it
+    (re.compile(r"\bdist\w{0,6}\s+of\s+colu\w{3,7}\b", _I), "District of Columbia"),
+    (re.compile(r"\bwa\w{5,9}n(,?\s+D\.?\s?C\b)", _I), r"Washington\1"),
+    # "north and south dakota", "North & South Carolina": both states, named in full
+    (re.compile(r"\b(north|south)\s+(and|or|&|vs|versus)\s+(north|south)\s+(dakota|carolina)s?\b", _I),
+     lambda m: f"{m.group(1)} {m.group(4)} {m.group(2)} {m.group(3)} {m.group(4)}"),
+    (re.compile(r"\bSaint\b", _I), "St"),
+    (re.compile(r"\bSainte\b", _I), "Ste"),
+)
+_SPACES = re.compile(r"\s+")
 
 
 #: the Associated Press's state abbreviations (AP Stylebook), each with its postal code; the states the AP does not

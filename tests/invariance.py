@@ -98,11 +98,12 @@ def typo(q: str) -> str | None:
 # ---- meaning-changing rewrites: the old frame may never come back
 
 def unknown_name(q: str) -> str | None:
-    """An unknown name added to a list of places ("Travis County and Dallas County" -> "..., Zorbaville ...")."""
-    m = re.search(r"\b(and|vs\.?|versus|or)\s+(?=[A-Z])", q)
+    """An unknown name added to a list of places ("Travis County and Dallas County" -> "..., Zorbaville ..."): a
+    capitalised name on both sides of the joiner ("My partner and I" is no list of places)."""
+    m = re.search(r"\b[A-Z][A-Za-z.]*\s+(and|vs\.?|versus|or)\s+(?=[A-Z][a-z])", q)
     if not m:
         return None
-    return q[:m.start()] + ", Zorbaville " + q[m.start():]
+    return q[:m.start(1)] + ", Zorbaville " + q[m.start(1):]
 
 
 def other_than(q: str) -> str | None:
@@ -114,7 +115,8 @@ def other_than(q: str) -> str | None:
 
 def percent_change(q: str) -> str | None:
     """"percent" added before a change ("grew the most" -> "grew the most in percent")."""
-    m = re.search(r"\b(grew|gained|lost|added|increase|decline|change)(d)?\b", q, re.IGNORECASE)
+    # ("grew up in rural Georgia" is no change)
+    m = re.search(r"\b(grew|gained|lost|added|increase|decline|change)(d)?\b(?!\s+up\b)", q, re.IGNORECASE)
     if not m or re.search(r"percent|%|pct", q, re.IGNORECASE):
         return None
     return q[:m.start()] + "percent " + q[m.start():]

@@ -182,6 +182,8 @@ def describe(q: Query) -> str:
             " (real and nominal dollars)" if ch is not None and ch.dollars == "both" else "")
         if ch is not None and ch.count:
             out = f"number of {plural}{within} whose {what} {'fell' if 'loss' in ch.keep else 'rose'}, {span}"
+            if ch.by == "pct_change":  # "how many counties lost the most percent": a fall in percent is a fall
+                out += " (in percent or in number alike)"
         elif q.rank is not None:
             n = "" if q.rank.n == 1 and not q.rank.n_given else f" {q.rank.n}"
             noun = plural if q.rank.n != 1 else {"states": "state", "counties": "county", "places": "place"}.get(

@@ -32,8 +32,9 @@ from .catalog import Catalog
 from .frame.frame import Op, Query
 from .read.parsed import Parse
 from .read.parser import TABLE_ID
+from .read.periods import dollar_words
 from .read.remarks import SYMBOLS
-from .read.vocabulary import NUM_WORDS
+from .read.vocabulary import NUM_WORDS, PURPOSE_LEAD
 
 #: a word of the question: letters and digits, a number with its separators, or a percent sign
 _TOKEN = re.compile(r"\$?\d(?:[\d,]*\d)?(?:\.\d+)?%?|[a-z][a-z0-9]*|%")
@@ -59,7 +60,7 @@ value values amount count result results answer answers report reports
 actually really just exactly roughly approximately about around currently presently today now nowadays these days
 latest current recent most recent newest
 any some many much more most less least very quite pretty fairly
-acs census survey surveys american community bureau year yr years 5 five estimate
+acs census survey surveys american community bureau year yr years estimate
 place places area areas
 provide report reporting give giving pull put use using say make take taking taken saw see show showing need
 tell telling got gather grab fetch return print display describe summarize summary overview profile snapshot glance
@@ -88,6 +89,8 @@ son sons daughter daughters kid kids child children husband wife partner spouse 
 grandma grandmas grandpa grandpas grandmother grandmothers grandfather grandfathers grandparents grandson granddaughter
 ancestor ancestors relatives aunt uncle cousin cousins love loved loves
 friend friends boss coworker coworkers colleague colleagues neighbor neighbors niece nephew
+patron patrons client clients caller callers reader readers viewer viewers listener listeners constituent constituents
+writing deciding choosing advise going jurisdiction jurisdictions
 """.split())
 
 # NB: a few words above also appear in FEATURE_WORDS (more, most, less, least, share, per, than, all ...): a word in
@@ -108,7 +111,7 @@ FEATURE_WORDS: dict[str, frozenset[str]] = {k: frozenset(v.split()) for k, v in 
     "compare": "compare compared comparing comparison vs versus v between both each difference differ gap higher "
                "lower more less than bigger smaller larger greater side against relative other one better worse "
                "stack stacks high low best worst highest lowest most least biggest smallest largest richest poorest "
-               "which",
+               "which big large wide narrow small",
     "several": "each both all every respective respectively rank ranked ranking order ordered sort sorted plus",
     # a ranking and its size and direction
     "rank": "top bottom highest lowest most least largest smallest biggest greatest fewest best worst rank ranked "
@@ -120,7 +123,8 @@ FEATURE_WORDS: dict[str, frozenset[str]] = {k: frozenset(v.split()) for k, v in 
                    "slower higher lower bigger smaller more less cheaper pricier older younger richer poorer",
     # a filtered list, a count, a total, a share of the parent, per parent
     "list": "which ones list all every any above below over under more less than at least most exceeding exceeds "
-            "exceed greater smaller fewer higher lower bigger between",
+            "exceed greater smaller fewer higher lower bigger between descending ascending order ordered sort sorted "
+            "ranked",
     "count": "how many number count counts",
     "total": "total totals combined together sum altogether overall all add added pooled aggregate aggregated sums",
     "share": "share percent percentage pct proportion fraction portion part % what all",
@@ -133,7 +137,7 @@ FEATURE_WORDS: dict[str, frozenset[str]] = {k: frozenset(v.split()) for k, v in 
               "gains lose lost loss losses shrink shrank shrunk shift shifted trend trends since between from to "
               "over time period periods then go went up down added add compared earlier ago previous prior before "
               "later back how much number versus comparing comparison compare against points absolute more less "
-              "fewer than",
+              "fewer than booming boomed boom soared soaring surged surging skyrocketed exploded",
     "pct_change": "percent percentage pct % rate relative fastest slowest",
     "keep_loss": "lose lost loss losses declined decline fell shrank shrunk dropped",
     "keep_gain": "gain gained gains grew grow growth increased rose added",
@@ -141,7 +145,8 @@ FEATURE_WORDS: dict[str, frozenset[str]] = {k: frozenset(v.split()) for k, v in 
     # every comparison and change is tested for significance: the words that ask for the test are read by it
     "tested": "significant significantly statistically significance 90 90% confidence margin margins error errors moe "
               "noise sampling real really true actual actually different difference differ within inside beyond "
-              "gap meaningful level plus wash legit legitimate valid fair non overlapping nonoverlapping",
+              "gap meaningful level plus wash legit legitimate valid fair non overlapping nonoverlapping statistical "
+              "sense given",
     "dollars_real": "inflation adjusted adjusting adjust real constant todays dollars dollar once after",
     "dollars_nominal": "nominal unadjusted dollars dollar raw",
     # the measures' kinds
@@ -180,6 +185,7 @@ FEATURE_WORDS: dict[str, frozenset[str]] = {k: frozenset(v.split()) for k, v in 
     "contiguous": "contiguous lower 48 continental",
     "incorporated": "incorporated only just not no excluding cdp cdps",
     "cdp_only": "cdp cdps census designated only just",
+    "kind_only": "only just not no excluding other than cities city villages village cdps cdp boroughs towns",
     "exclude": "except excluding exclude excluded without other than not leaving leave out but besides minus omit "
                "omitting ignore ignoring",
     "include": "including include included includes with plus counting also and or territory territories "
@@ -208,7 +214,11 @@ ABBREVIATIONS = {"w": "with", "abt": "about", "hh": "household", "hhs": "househo
 #: phrases that never change what is asked, read before single words ("the most recent", "side by side")
 _PHRASES = (
     r"(?:the )?most recent", r"at a glance", r"side by side", r"in (?:a |one )?(?:single )?row", r"one row",
-    r"of any race", r"point estimates?", r"as a whole", r"next door", r"(?:in|thank you in) advance", r"for (?:me|us)",
+    r"of any race", r"point estimates?", r"as a whole", r"next door", r"(?:in|thank you in) advance",
+    # ("the rate for us compared with Plymouth County": "us" is a place there)
+    r"for (?:me|us)(?! (?:compared|vs|versus|against|and|or|than|here)\b)",
+    # "the ACS 5-year estimates", "five-year data", "latest 5yr", "five years earlier": the survey, its period
+    r"(?:5|five) ?(?:years?|yrs?)(?: (?:earlier|ago|before|prior|back|apart|estimates?|data|acs|survey))?",
     r"(?:the )?city proper", r"(?:the )?city itself", r"as published",
     r"in (?:percent(?:age)?|relative|absolute|raw|dollar|nominal|real) terms", r"(?:population|size)[ -]?wise",
     r"statistically speaking", r"according to", r"if (?:possible|you can)", r"putting together", r"no worries",
@@ -217,11 +227,23 @@ _PHRASES = (
     r"(?:counties|county) (?:or|and) independent cities", r"(?:the )?latest (?:acs|data|numbers|figures|estimates)",
     # the purpose of the question: "for a housing affordability piece", "for a story on Latino communities,"
     r"for (?:a|an|my|our|the) (?:\w+ ){0,3}(?:piece|brief|story|memo|report|unit|project|class|paper|article|"
-    r"briefing|presentation|newsletter|talk|grant|homework|assignment|thesis|seminar|lecture|course|research)"
+    r"briefing|presentation|newsletter|talk|grant|homework|assignment|thesis|seminar|lecture|course|research|"
+    r"proposal|segment|show|episode|broadcast|podcast|pitch|meeting|hearing|application|study|analysis|review|"
+    r"campaign|budget|plan|deck|website|post|blog)"
     r"(?: (?:on|about) (?:\w+ ){0,3}?\w+(?=,))?",
     r"(?:a )?(?:different|diffrent|differnt|another|new|separate|unrelated) question",
+    r"for (?:\w+ )?purposes", r"for (?:a|an|my|our|the|this) (?:\w+ ){0,2}(?:purpose|use|audience)",
     r"(?:a |my |our |his |her )?(?:school|class|college|work|homework) (?:project|assignment|report|paper)",
     r"(?:for )?another (?:assignment|class|project)",
+    # "per the latest ACS five-year estimates": according to; "for the most recent period available"
+    r"per (?:the )?(?:latest |most recent |newest |current |\d{4} )?(?:acs|census|american community survey|data|"
+    r"estimates?|figures|numbers|release)(?: (?:5|five) year)?(?: estimates| data| release)?",
+    r"(?:for |from |in )?the (?:most recent|latest|newest|current) (?:period|year|data|release|estimates|figures|"
+    r"numbers)(?: available)?",
+    # "Dakota County, Nebraska across the river": where a place lies, said of a place the question names
+    r"across the (?:river|border|state line|line|bridge|lake|bay|street|way|water)",
+    # "for soc 201", "for my econ 101 class": a course
+    r"for (?:my |our |a |an )?[a-z]{2,6} ?\d{3}[a-z]?(?: class| course| project| assignment)?",
 )
 FUNCTION_PHRASES = re.compile(r"\b(?:" + "|".join(_PHRASES) + r")\b")
 
@@ -308,7 +330,9 @@ def features(q: Query, p: Parse, prior: Query | None = None, edits: Sequence[Edi
         f.add("several")
     if len(places) > 1 or q.with_us or op in (Op.CHANGE, Op.DIFFERENCE) or q.change is not None:
         f.add("tested")
-    if op in (Op.RANK, Op.LIST, Op.COUNT, Op.TOTAL) or q.rank is not None:
+    # (a list or a count keeps every row that passes its limits: "the lowest" read there would answer a list of
+    # every state as "the five states with the lowest share")
+    if op is Op.RANK or q.rank is not None:
         f.add("superlative")
     # "in the United States" reads as the scope of a set only when the set is searched (ranked, filtered, counted,
     # added up); a plain list of every state does not answer "what share of US households ..."
@@ -374,6 +398,8 @@ def features(q: Query, p: Parse, prior: Query | None = None, edits: Sequence[Edi
         f |= {"incorporated", "place", "narrowed"}
     elif q.geo.place_kind == "cdp":
         f |= {"cdp_only", "place", "narrowed"}
+    elif q.geo.place_kind in ("town", "village", "borough"):
+        f |= {"kind_only", "place", "narrowed"}  # "only towns (not cities)"
     if q.geo.among is not None or q.geo.in_states_of is not None or q.geo.in_counties:
         f |= {"narrowed", "within", "state"}
     if q.with_us or p.vs_us:
@@ -414,8 +440,10 @@ def _spans(p: Parse, q: Query) -> list[tuple[int, int]]:
     # "people", "residents" (weak words of population) are the universe of a share or rate, of a count of people,
     # of "per 1,000 residents" — not of housing units
     # ("the median age of the residents of Sussex County": they are whom a figure about people is about)
-    of_people = bool(q.per_n) or any(m.unit == "percent" or (m.unit == "count" and "housing" not in m.name and
-                                                              "units" not in m.name) for m in measures) or \
+    # ("the oldest people": the median age is the people's)
+    of_people = bool(q.per_n) or any(m.unit in ("percent", "years") or (m.unit == "count" and "housing" not in m.name
+                                                                        and "units" not in m.name)
+                                     for m in measures) or \
         re.search(r"\b(of|among|for) (the |its |their )?(residents|people|population|persons|inhabitants|ppl|folks)\b",
                   p.t) is not None and not any("housing" in m.name or "units" in m.name for m in measures)
     spans += [m.span for m in p.mentions if m.measure.name in used or _family_used(m.measure, used)
@@ -427,6 +455,9 @@ def _spans(p: Parse, q: Query) -> list[tuple[int, int]]:
     spans += [t.span for t in p.thresholds if any(c.text == t.text or (c.value == t.value and c.op == t.op)
                                                   for c in limits) or t.ref is not None]
     spans += [mt.span() for mt in FUNCTION_PHRASES.finditer(p.t)]
+    # "without inflation adjustment", "once you account for inflation": the dollars the frame shows a change in
+    if p.dollars or (q.change is not None and q.change.dollars):
+        spans += dollar_words(p.t)
     return [(a, b) for a, b in spans if b > a]
 
 
@@ -506,8 +537,8 @@ _NEGATIONS = frozenset({"not", "no", "never", "instead", "rather", "nor", "exclu
 _ASKER = re.compile(r"(?:^|(?<=[.!?;:(]\s)|(?<=[(,])\s?(?=i|we)|(?<=\s[-—]\s))(?:(?:hi|hey|hello|ok|okay|so)\s+)?"
                     r"(?:(?:before|since|as|because|while|when)\s+(?=(?:i|we)\b))?"
                     r"(?:i|im|i am|i have|ive|we|were|we are|weve|my|our|me and|mine)\b[^.!?;:—]*?"
-                    r"(?=(?:,\s*so\b|\s[-—]\s|[.!?;:](?:\s|$)|,\s*(?:and\s+)?(?:i|we)\s+(?:wonder|would|d|am|m|was|"
-                    r"keep|want|need|have|ve|just)\b))")
+                    r"(?=(?:,\s*so\b|\s[-—]\s|[.!?;:]*(?:\s|$)$|[.!?;:](?:\s|$)|,\s*(?:and\s+)?(?:i|we)\s+(?:wonder|would|d|am|"
+                    r"m|was|keep|want|need|have|ve|just)\b))")
 #: "Before we get our hopes up, what's ...": a clause about the asker ending at a comma
 _ASKER_CLAUSE = re.compile(r"(?:^|(?<=[.!?]\s))(?:before|since|as|because|while|when|if)\s+(?:i|we)\b[^,.!?]*,")
 #: words that change an answer wherever they stand: a clause with one is never context
@@ -518,15 +549,15 @@ _MODIFIES = re.compile(r"\b(not|no|except|excluding|exclude|without|only|just|pl
 #: a reason at the end of a sentence: ", as ...", ", since ...", ", because ...", "; I want ..."
 _REASON = re.compile(r"[,;]\s+((?:as|since|because|given\s+that|so\s+that|i|we|our|my|it|its|this|that)\b[^.?!;]*)"
                      r"(?=[.?!;]|$)")
-#: a purpose clause that opens the question ("For a memo I'm drafting ..., could you", "For the housing element of
-#: our plan, what is ...")
-_PURPOSE = re.compile(r"(?:for|as part of|ahead of|to prepare)\s+(?:a|an|my|our|the|this|some)\b[^,?.!:]{0,100},"
-                      r"(?=\s*(?:could|can|would|will|please|what|which|how|list|give|show|tell)\b)")
 #: a purpose after the request: "so (that) it / we / the numbers ..." to the end of the sentence
 _SO_THAT = re.compile(r"\bso\s+((?:that\s+)?(?:it|its|it is|this|that|we|i|they|the\s+(?:numbers?|figures?|data))\b"
                       r"[^.?!;]*)")
 _REQUEST = re.compile(r"\b(need|want|wants|give|show|tell|list|compare|what|which|how|who|where|find|pull|get|"
                       r"rank|looking for|would like|wondering|curious)\b")
+#: a request inside a clause about the asker: a verb of asking, or a question word that opens it ("we're mapping
+#: where to place satellite offices" asks nothing; "I'm wondering which county ..." does)
+_ASKER_REQUEST = re.compile(r"\b(need|want|wants|give|show|tell|list|compare|find|pull|get|rank|looking for|would like|"
+                            r"wonder|wondering|curious)\b|^\W*(?:what|which|how|who|where)\b")
 
 
 def _context_words(question: str) -> set[str]:
@@ -537,13 +568,19 @@ def _context_words(question: str) -> set[str]:
     cased = " ".join(SYMBOLS.sub(" ", re.sub(r"[’']", "", question)).split())
     t = cased.lower()
     spans = []
+    quantities: set[str] = set()
     for rx in (_ASKER, _ASKER_CLAUSE):
         for mt in rx.finditer(t):
             # (a closing clause about the asker after a comma counts: "(no inflation adjustment, I'm deflating
             # separately with my own series)")
-            last = mt.end() >= len(t.rstrip(" ?.!)")) and not t[:mt.start()].rstrip().endswith((",", "("))
-            if not last and (rx is _ASKER_CLAUSE or not _REQUEST.search(mt.group(0))):
+            # (a closing sentence about the asker counts too, when it asks for nothing: "... for Apache County,
+            # Arizona? Our service area covers most of it.")
+            last = mt.end() >= len(t.rstrip(" ?.!)")) and not t[:mt.start()].rstrip().endswith((",", "(", ".", "?",
+                                                                                                  "!", ";"))
+            if not last and (rx is _ASKER_CLAUSE or not _ASKER_REQUEST.search(mt.group(0))):
                 spans.append(mt.span())
+                # "covers most of it": how much of a place, not a superlative
+                quantities.update(x.group(1) for x in re.finditer(r"\b(most|all|part)\s+of\b", mt.group(0)))
     # "(manhatten)" after a place, "... Springfield, Illinois. the capital": a restatement or a trailing remark
     # of a few words that asks nothing and changes nothing
     for mt in re.finditer(r"\(([^()]{1,120})\)", t):
@@ -561,7 +598,7 @@ def _context_words(question: str) -> set[str]:
     for mt in _SO_THAT.finditer(t):
         spans.append(mt.span(1))
     # "For a memo I'm drafting on concentrated poverty, could you list ...": a purpose clause before the request
-    lead = _PURPOSE.match(t)
+    lead = PURPOSE_LEAD.match(t)
     if lead and not _MODIFIES.search(lead.group(0)):
         spans.append(lead.span())
     tail = re.search(r"[.!?]\s+([a-z ]{1,30})[.!?]*\s*$", t)
@@ -575,9 +612,10 @@ def _context_words(question: str) -> set[str]:
                 "?" in rest or _REQUEST.search(rest)):
             spans.append((start, mt.end()))
         start = mt.end()
-    # a modifier or a number is never context: "(percent)" after a ranking still asks for percent
+    # a modifier or a number is never context: "(percent)" after a ranking still asks for percent; "my two boys"
+    # does not read the "two" of "those two counties"
     return {w for a, b in spans for w in _TOKEN.findall(t[a:b]) if w not in _NEVER_FUNCTION and not w[0].isdigit()
-            and not TABLE_ID.fullmatch(w)}
+            and w not in NUMBER_WORDS and not TABLE_ID.fullmatch(w)} | quantities
 
 
 def _frame_place_words(q: Query) -> set[str]:
@@ -643,6 +681,11 @@ def account(p: Parse, q: Query, prior: Query | None = None, cat: Catalog | None 
                 and not (pl.level == "state" and pl.state.geo_id in {x.state.geo_id for x in q.geo.places})]
     spans = [s for s in spans if not any(s[0] < v[1] and v[0] < s[1] for v in vanished)]
     place_words = _frame_place_words(q)
+    # "Spokane County of Washington state", "upstate New York state": the word "state" after its name is the name's
+    states = {st.name.lower() for st in (*q.geo.within, *(pl.state for pl in q.geo.places))}
+    if states:
+        said = re.compile(r"\b(?:" + "|".join(re.escape(n) for n in sorted(states)) + r")\s+(state)\b")
+        spans += [mt.span(1) for mt in said.finditer(p.t)]
     feats = features(q, p, prior, edits)
     named: set[str] = set()
     for feature in feats:
@@ -722,6 +765,24 @@ def account(p: Parse, q: Query, prior: Query | None = None, cat: Catalog | None 
             for j in range(i, i + 1 + len(after)):
                 if not words[j].by or any(words[j].start < e and s < words[j].end for s, e in vanished):
                     words[j] = Word(words[j].text, words[j].start, words[j].end, "negation")
+    # "(bachelor's, master's, professional and doctoral degrees combined)": a measure's parts, closing a clause
+    for i, w in enumerate(words):
+        if w.by or w.text not in ("combined", "together", "included") or i < 3:
+            continue
+        closes = re.match(r"\s*(?:[,.;:?!]|$)", p.t[w.end:]) is not None
+        if closes and all(x.by in ("measure", "function") for x in words[i - 3:i]) and \
+                sum(x.by == "measure" for x in words[i - 3:i]) >= 2:
+            words[i] = Word(w.text, w.start, w.end, "measure")
+    # "the unemployment rate for us compared with Plymouth County": "us" is a place of the comparison (the asker's),
+    # not a pronoun of politeness — the answer must hold it, or the word is unread
+    if "compare" in feats or "with_us" in feats:
+        for mt in _US_COMPARED.finditer(p.t):
+            at = mt.start(1) if mt.group(1) else mt.start(2)
+            if any(pl.span[0] <= at < pl.span[1] and pl.geo_id in kept for pl in p.places):
+                continue  # the asker's place, read from the scene and in the answer
+            for i, w in enumerate(words):
+                if w.start == at:
+                    words[i] = Word(w.text, w.start, w.end, "")
     # "Please include the rates.", "include both numbers": asking to show what the answer already holds (every word
     # after it read as the frame's measure, feature or a function word; "including DC" is not this)
     for i, w in enumerate(words):
@@ -754,6 +815,11 @@ def account(p: Parse, q: Query, prior: Query | None = None, cat: Catalog | None 
                     if not words[j].by and (initial or not p.tc[words[j].start:words[j].start + 1].isupper()):
                         words[j] = Word(words[j].text, words[j].start, words[j].end, "description")
     return Ledger(tuple(words))
+
+
+#: the asker's own place in a comparison ("for us compared with ...", "than us", "us vs them")
+_US_COMPARED = re.compile(r"\b(?:for|than|with|to)\s+(us|ours)\b(?=\s*(?:compared|vs|versus|and|or|than|[,?.!]|$))|"
+                          r"\b(us|ours)\s+(?:compared|vs|versus)\b")
 
 
 @functools.lru_cache(maxsize=4096)

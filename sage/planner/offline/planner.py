@@ -47,7 +47,7 @@ from .frame.frame import Op, Query
 from .frame.intent import build_query
 from .ledger import Ledger, account, close_readings, quoted
 from .read.parsed import Parse
-from .read.parser import parse_question
+from .read.parser import modifies, parse_question, subject_line
 
 
 class OfflinePlanner:
@@ -77,6 +77,7 @@ class OfflinePlanner:
             # question's measure is the one the conversation is now about
             prior = _with_declined_measure(prior, context[-1].question, cat, chunks)
         followup = False
+        earlier = ""
         seen: list[Parse] = []
         edits: list[Edit] = []
         try:
@@ -87,10 +88,22 @@ class OfflinePlanner:
             followup = query is not None
             if query is None:
                 earlier = context[-1].question if context and prior is None else ""
+                # a subject line that sets the figures' terms ("...: 2014-2018 vs 2019-2023, in plain dollars. How
+                # much did it go up?") is read as part of the question first: lent piece by piece, a word of it
+                # was dropped without a trace
+                subject = subject_line(question, cat.state_by_key)
+                if subject and modifies(subject):
+                    whole = self._with_subject(question, chunks, cat, earlier, attempts)
+                    if whole is not None:
+                        return whole
                 parse = parse_question(question, chunks, cat, earlier=earlier)
                 seen = [parse]
                 query = build_query(parse, cat)
         except Decline as exc:
+            whole = None if followup or prior is not None else \
+                self._with_subject(question, chunks, cat, earlier, attempts)
+            if whole is not None:
+                return whole
             reason = exc.reason
             if unframed and is_followup(question) and exc.kind == "declined":
                 reason += (" (It reads like a follow-up of the answer before, which came from SQL the offline planner "
@@ -103,7 +116,30 @@ class OfflinePlanner:
                                  kind=exc.kind, fetch=exc.fetch)
         ledger = account(seen[0], query, prior if followup else None, cat, edits) if seen else None
         if ledger is not None and ledger.unread:
-            return self._unread(question, query, ledger, cat)
+            whole = None if followup or prior is not None else \
+                self._with_subject(question, chunks, cat, earlier, attempts)
+            return whole if whole is not None else self._unread(question, query, ledger, cat)
+        return self._planned(query, cat, attempts, followup, edits)
+
+    def _with_subject(self, question: str, chunks: Sequence[Chunk], cat: Catalog, earlier: str,
+                      attempts: Sequence[Attempt]) -> Plan | None:
+        """The plan of ``question`` read with its subject line as part of the question ("Benton County vs Washington
+        County, Arkansas: is the gap in median household income real?"), when the ask alone could not be answered
+        and that reading accounts for every word; else None (the first reading's decline stands)."""
+        if not subject_line(question, cat.state_by_key):
+            return None
+        try:
+            parse = parse_question(question, chunks, cat, earlier=earlier, subject=True)
+            query = build_query(parse, cat)
+        except Decline:
+            return None
+        if account(parse, query, None, cat).unread:
+            return None
+        return self._planned(query, cat, attempts, False, [])
+
+    def _planned(self, query: Query, cat: Catalog, attempts: Sequence[Attempt], followup: bool,
+                 edits: list[Edit]) -> Plan:
+        """The SQL and the explanation of frame ``query``."""
         compiled = compile_query(query)
         retried = False
         if attempts:

@@ -250,6 +250,8 @@ def _build(p: Parse, cat: Catalog) -> Query:
     # "the six New England states (…) together": named places added up, even when a level word names them
     if combined and len(p.places) >= 2 and len({pl.level for pl in p.places}) == 1 and not p.thresholds \
             and not SUPERLATIVE.search(masked):
+        if set_query:  # (named states less the ones a clause leaves out, as for a question about named places)
+            _leave_out_named(p, cat, notes)
         return combined_places(p, cat, measures, notes)
     fifty_only = p.fifty and not p.places and not SUPERLATIVE.search(masked) and not p.thresholds and not (
         BY_LEVEL.search(masked) or re.search(r"\b(which|what|each|every|list|show|map|rank)\b[^.?]*\bstates?\b",

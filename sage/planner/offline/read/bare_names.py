@@ -80,7 +80,7 @@ def qualified(p: Parse, cat: Catalog, end: int, hits: Sequence[County] = ()) -> 
 
 
 #: what may sit between the items of a list of places
-_LIST_JOIN = re.compile(r"\s*(,\s*(and\s+|or\s+)?|\s(and|or|vs|versus|v|with|to|&|/)\s|\s*/\s*|\s*;\s*)\s*$")
+_LIST_JOIN = re.compile(r"\s*(,\s*(and\s+|or\s+)?|\s(and|or|plus|vs|versus|v|with|to|&|/)\s|\s*/\s*|\s*;\s*)\s*$")
 #: "counties, Hennepin and Ramsey", "urban counties — Harris, Dallas ...": a list of county names follows
 _COUNTY_CUE = re.compile(r"\b(counties|county|parishes|boroughs)\s*(,|:|\(|-|--|—|–)?\s*(namely\s+|i\s?e\s+|like\s+|"
                          r"such as\s+|including\s+)?$")
@@ -213,15 +213,15 @@ def _listed(t: str, span: tuple[int, int], p: Parse, found: Sequence[tuple[tuple
     # a state is no list item ("Caddo, Louisiana" names one place, which may well be a city)
     t = mask(t, p.blocked)
     before = t[: span[0]]
-    nxt = re.match(r"(\s*(,\s*(and\s+|or\s+)?|\s(and|or|vs|versus|&)\s)\s*)([a-z]+(?: [a-z]+)?)", t[span[1]:])
-    prev = re.search(r"([a-z]+)(\s*(,\s*(and\s+|or\s+)?|\s(and|or|vs|versus|&)\s)\s*)$", before)
+    nxt = re.match(r"(\s*(,\s*(and\s+|or\s+)?|\s(and|or|plus|vs|versus|&)\s)\s*)([a-z]+(?: [a-z]+)?)", t[span[1]:])
+    prev = re.search(r"([a-z]+)(\s*(,\s*(and\s+|or\s+)?|\s(and|or|plus|vs|versus|&)\s)\s*)$", before)
     return bool(nxt or prev) and bool(_COUNTY_CUE.search(before) or re.search(
         r"\b(counties|county|parishes)\b", t[span[1]:span[1] + 60]) or _qualified_list_end(p, span))
 
 
 def _qualified_list_end(p: Parse, span: tuple[int, int]) -> bool:
     """A state closes the list the name belongs to ("wayne vs oakland vs macomb MI", "kings and queens ny")."""
-    sep = r"(\s*,\s*(and\s+|or\s+)?|\s(and|or|vs|versus|&)\s)\s*"
+    sep = r"(\s*,\s*(and\s+|or\s+)?|\s(and|or|plus|vs|versus|&)\s)\s*"
     for pl in p.places:
         if pl.level != "state" or pl.span[0] < span[1]:
             continue
@@ -392,7 +392,14 @@ def find_unknown_places(p: Parse, cat: Catalog) -> None:
         if i > 1 and prev in JOINERS and any(pl.level == "place" and pl.span[1] == tokens[i - 2][1][1]
                                              for pl in p.places):
             listed = True
-        lower_place = (not capital and (prev in STOP_BEFORE_PLACE or listed) and is_place_word(low)
+        # "pop fargo vs bismarck vs grand forks": the first of a list of lowercase names of places
+        # (not a restatement after a place — "jefferson county ky (louisville) vs ..." — nor a clause: "the gap,
+        # and tell me")
+        after_place = i > 0 and any(pl.span[0] <= tokens[i - 1][1][0] < pl.span[1] for pl in p.places)
+        ahead = tokens[i + 2][0].lower() if i + 2 < len(tokens) else ""
+        heads = nxt in ("vs", "versus") and not after_place and is_place_word(ahead) and bool(
+            cat.localities_named(low)) and (ahead in cat.locality_first_words or bool(cat.localities_named(ahead)))
+        lower_place = (not capital and (prev in STOP_BEFORE_PLACE or listed or heads) and is_place_word(low)
                        and bool(cat.localities_named(low) or low in cat.locality_first_words))
         if not cat.localities_named(low) and (prev in STOP_BEFORE_PLACE or capital) and is_place_word(low) and \
                 not counties_named(low, cat) and _misspelt_place(p, cat, word, span):

@@ -20,7 +20,7 @@ from ....text import overlaps
 from ..catalog import Catalog, County, Locality, State, counties_named, is_measure_word
 from ..declines import Decline, needs_fetch
 from .parsed import Parse, Place
-from .vocabulary import COMMON_ENGLISH, KNOWN_WORDS, REGIONAL_WORDS, WORDLIKE_ABBRS, join_words, nice_name
+from .vocabulary import COMMON_ENGLISH, KNOWN_WORDS, REGIONAL_WORDS, WORDLIKE_ABBRS, join_words, mask, nice_name
 
 if TYPE_CHECKING:
     from ....census.semantic import Measure
@@ -287,6 +287,15 @@ def pick_bare(cat: Catalog, key: str, p: Parse | None = None) -> Locality | None
             # the state only said which one: it is no place of the question's own
             p.places = [pl for pl in p.places if not (pl.level == "state" and said.start() <= pl.span[0] < said.end())]
             return there[0]
+    shared = _shared_state(p, cat, key) if p is not None and (len(places) > 1 or counties) else None
+    if shared is not None and p is not None:
+        # "pop fargo vs bismarck vs grand forks": names listed together, and one state has a place of each
+        there = [x for x in places if x.state.fips == shared.fips]
+        if len(there) == 1:
+            note = f"The places listed read as those of {shared.name}, the only state that has a place of each name."
+            if note not in p.notes:
+                p.notes.append(note)
+            return there[0]
     if len(places) > 1 or any(10 * c.population > top.population for c in counties):
         # "Austin city vs Travis County", "the city of Houston" in "Texas's population": the one place of that
         # name in the state the question names (by a state, or another place or county in it)
@@ -311,6 +320,38 @@ def pick_bare(cat: Catalog, key: str, p: Parse | None = None) -> Locality | None
             raise ambiguous(key, there, f"in {where}", counties=home, p=p, cat=cat)
         raise ambiguous(key, places, counties=counties, p=p, cat=cat)
     return top
+
+
+_LIST_SEP = re.compile(r"\s*(?:,\s*(?:and\s+|or\s+)?|\s(?:and|or|vs|versus|plus|&|/)\s)\s*")
+
+
+def _shared_state(p: Parse, cat: Catalog, key: str) -> State | None:
+    """The one state that has a place of every name in the list ``key`` stands in ("fargo vs bismarck vs grand
+    forks": only North Dakota has all three), as a list of counties is read in the one state that has them all;
+    None when ``key`` is in no list of place names, or several states (or none) have them all."""
+    pieces = _LIST_SEP.split(mask(p.t, p.blocked).strip(" ?.!"))
+    at = next((i for i, x in enumerate(pieces) if re.search(r"(?:^|\s)" + re.escape(key) + r"$|^" + re.escape(key)
+                                                             + r"(?:\s|$)", x)), None)
+    if at is None or len(pieces) < 2:
+        return None
+    names = []
+    for i, piece in enumerate(pieces):
+        words = piece.split()
+        # the name ends the first piece ("pop fargo") and opens the others ("grand forks nd")
+        tries = [" ".join(words[-k:]) for k in (3, 2, 1)] if i == 0 else [" ".join(words[:k]) for k in (3, 2, 1)]
+        name = next((n for n in tries if n and cat.localities_named(n)), None)
+        if name is None:
+            if abs(i - at) == 1:
+                return None  # a neighbour that is no place's name: no list of places
+            continue
+        names.append(name)
+    if len(names) < 2 or key not in names:
+        return None
+    common = set.intersection(*({x.state.fips for x in cat.localities_named(n)} for n in names))
+    if len(common) != 1:
+        return None
+    fips = common.pop()
+    return next(x.state for x in cat.localities_named(key) if x.state.fips == fips)
 
 
 def _bare_note(cat: Catalog, name: str, loc: Locality, written: str) -> str:

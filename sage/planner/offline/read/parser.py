@@ -22,6 +22,7 @@ from .periods import courtesy_words, dollar_words, nominal_words, read_periods
 from .places import find_places, resolve_ambiguous
 from .remarks import SYMBOLS, drop_remarks
 from .scope import read_scope
+from .spelling import correct
 from .thresholds import find_thresholds
 from .vocabulary import (
     CDP_ONLY,
@@ -40,6 +41,7 @@ from .vocabulary import (
     PER_N,
     PLACE_LEVEL,
     PLACE_LEVEL_WEAK,
+    PURPOSE_LEAD,
     SUB_STATE,
     SUB_STATE_NOT_PLACES,
     VERSUS_AVG,
@@ -56,7 +58,7 @@ _HANDED_MAX = 32
 
 
 def parse_question(question: str, chunks: Sequence[Chunk], cat: Catalog, earlier: str = "", *,
-                   keep: bool = False) -> Parse:
+                   keep: bool = False, subject: bool = False) -> Parse:
     """:func:`read_question`, read once for the two stages that ask it in turn.
 
     The agent first asks whether a question is a place named alone (:mod:`..alone`, which only looks at the parse)
@@ -64,11 +66,11 @@ def parse_question(question: str, chunks: Sequence[Chunk], cat: Catalog, earlier
     reader) leaves the parse, or the decline, for the next call with the same question, conversation text,
     catalog and context, which takes it (each parse is given to one planner only: building the frame changes it).
     """
-    key = (question, earlier, id(cat), cat.generation, id(chunks))
+    key = (question, earlier, id(cat), cat.generation, id(chunks), subject)
     handed = _handed.pop(key, None)
     if handed is None:
         try:
-            handed = read_question(question, chunks, cat, earlier)
+            handed = read_question(question, chunks, cat, earlier, subject=subject)
         except Decline as exc:
             handed = exc
         if keep:
@@ -80,7 +82,8 @@ def parse_question(question: str, chunks: Sequence[Chunk], cat: Catalog, earlier
     return handed
 
 
-def read_question(question: str, chunks: Sequence[Chunk], cat: Catalog, earlier: str = "") -> Parse:
+def read_question(question: str, chunks: Sequence[Chunk], cat: Catalog, earlier: str = "", *,
+                  subject: bool = False) -> Parse:
     """Read ``question`` into a :class:`Parse`, or raise :class:`Decline` as soon as it cannot be answered.
 
     The order matters: places first (their spans are masked for everything after), then measures, then names
@@ -90,17 +93,36 @@ def read_question(question: str, chunks: Sequence[Chunk], cat: Catalog, earlier:
     state = _only_a_state(question, cat) if earlier else None
     if state is not None:  # "the missouri one" after "which Kansas City?": the earlier question, in that state
         question, earlier = in_state(earlier, state), ""
-    question, remarks = drop_remarks(question)
-    context, ask = split_context(question, cat.state_by_key)
+    question, remarks = drop_remarks(question, cat)
+    question, corrected = correct(question, cat)
+    context, ask = split_context(question, cat.state_by_key, subject=subject)
     if earlier:  # an earlier question of the conversation lends what this one leaves open, like a preamble
         context = f"{earlier.rstrip('?.! ')}. {context}".strip()
     tc = normalize(ask)
     p = Parse(question=question, tc=tc, t=tc.lower())
     p.notes.extend(f"Read “{r}” as a remark, not part of the question." for r in remarks)
+    p.notes.extend(corrected)
     read_scope(p, cat)
     p.blocked.extend(nominal_words(p.t) + courtesy_words(p.t) + table_ids(p.t))
     # "the share ... that falls below the federal poverty level": a definition, not a fall over time
     p.blocked.extend(m.span() for m in _NOT_A_CHANGE.finditer(p.t))
+    # "(all ages, civilian noninstitutionalized)": everyone, not the measure "median age"; a "crude" rate is what the
+    # ACS publishes (no rate of it is age-adjusted)
+    p.blocked.extend(m.span() for m in _EVERYONE.finditer(p.t))
+    # "for the most recent period available": the latest data, not a superlative of a measure
+    p.blocked.extend(m.span() for m in _LATEST.finditer(p.t))
+    # "For the higher-education funding memo, please identify ...", "(for a memo on the Rural Georgia Prosperity
+    # initiative)": what the answer is for, not a comparison, a place or a measure — unless a place is named there
+    # only ("For our civics unit on Georgia, can you show the state's total population ...")
+    lead = PURPOSE_LEAD.match(p.t)
+    spans = ([lead.span()] if lead else []) + [m.span() for m in _PURPOSE_TOPIC.finditer(p.t)]
+    p.blocked.extend(span for span in spans if not MODIFIER.search(p.t[span[0]:span[1]])
+                     and not _names_own_place(p.t, span, cat))
+    # "our tri-county catchment: Pima, Santa Cruz and Cochise": a description of the places the list names
+    p.blocked.extend(m.span() for m in _AREA_OF_LIST.finditer(p.t))
+    for m in _CRUDE.finditer(p.t):
+        p.blocked.append(m.span())
+        p.notes.append("A crude rate, as asked: ACS rates are shares of everyone in the universe, not age-adjusted.")
     find_places(p, cat)
     drop_excluded(p)
     if context:
@@ -163,11 +185,43 @@ _NO_SENTENCE_END = re.compile(r"(?:\b(?:st|mt|ft|co|vs|no|dr|mr|mrs|ms|jr|sr|inc
                               re.IGNORECASE)
 
 
+#: towns set apart from the other kinds of places
+_ONLY_TOWNS = re.compile(r"\b(?:only|just)\s+(?:the\s+)?towns?\b|\btowns?\s+only\b|\b(?:incorporated|legal|official)\s+"
+                         r"towns\b|\btowns?\W+(?:and\s+)?not\s+(?:the\s+)?(?:cities|villages|cdps)\b|\b(?:that|which)\s+"
+                         r"are\s+towns\b|\btowns\s+\(not\b")
+
+#: "of all ages", "all races": everyone in a measure's universe, no breakdown and no measure of its own
+_EVERYONE = re.compile(r"\b(?:(?:of|at|for|across)\s+)?(?:all|any|every)\s+(?:ages?|races?|ethnicities)\b")
+def _names_own_place(t: str, span: tuple[int, int], cat: Catalog) -> bool:
+    """Whether the words at ``span`` name a county, a city or a state that the rest of ``t`` does not name."""
+    inside = t[span[0]:span[1]]
+    if re.search(r"\b(county|counties|parish|city|cities|borough|town)\b", inside):
+        return True
+    outside = t[:span[0]] + " " + t[span[1]:]
+    return any(m.group(1) not in outside for m in cat.state_pattern.finditer(inside))
+
+
+#: "for a memo on the Rural Georgia Prosperity initiative", "for our story about rural hospitals": a purpose and its
+#: topic, to the end of the clause
+_PURPOSE_TOPIC = re.compile(r"\bfor (?:a|an|my|our|the|this) (?:[a-z-]+ ){0,3}(?:memo|story|piece|report|brief|"
+                            r"briefing|article|segment|presentation|proposal|grant|paper|project|class|lesson|newsletter|post|"
+                            r"blog|hearing|meeting|initiative|campaign) ((?:on|about|regarding) (?:[a-z'-]+ ){0,6}?"
+                            r"[a-z'-]+)(?=\s*(?:[,.;:?!]|$))")
+#: "the most recent period", "the most recent ACS": the latest data
+_LATEST = re.compile(r"\b(?:the\s+)?most\s+recent(?=\s+(?:period|year|data|release|estimates?|figures|numbers|acs|"
+                     r"census|survey|available|five|5)\b|\s*$|\s*[,.?!])")
+#: "our tri-county catchment", "the three-county service area": the area a list of places makes up
+_AREA_OF_LIST = re.compile(r"\b(?:our|the|my|this|their|a|an)\s+(?:tri|bi|multi|two|three|four|five|six|seven|eight|"
+                           r"\d+)\s+(?:county|parish|state)\s+(?:catchment|service|region|area|footprint|territory|"
+                           r"district|market|coverage|jurisdiction)(?:\s+(?:area|region))?\b")
+#: "the crude uninsured rate": a rate that is not age-adjusted, which every ACS rate is
+_CRUDE = re.compile(r"\bcrude(?=\s+(?:[a-z]+\s+){0,3}?(?:rate|rates|prevalence|proportion|share|percent\w*)\b)")
+
 #: "falls below", "fall under", "falls within": where a value lies, not a change
 _NOT_A_CHANGE = re.compile(r"\b(?:falls?|falling)\s+(?:below|under|above|over|within|into|between)\b")
 
 
-def split_context(question: str, states: Iterable[str] = ()) -> tuple[str, str]:
+def split_context(question: str, states: Iterable[str] = (), *, subject: bool = False) -> tuple[str, str]:
     """``(context, ask)``: a chatty question's scene-setting sentences and the question itself.
 
     "My coworker from Phoenix says everyone in Arizona lives near it. Is that true? What share of Arizona's
@@ -194,7 +248,10 @@ def split_context(question: str, states: Iterable[str] = ()) -> tuple[str, str]:
         # no question mark: the last sentence that asks (“Compare the poverty rates ... of Mississippi, Louisiana and
         # New Mexico. Note the B17025 table here is the 2018-2022 ACS.”), and what follows it
         requests = [i for i, x in enumerate(pieces) if _REQUEST_START.match(x)]
-        i = asks[-1] if asks else requests[-1] if requests else len(pieces) - 1
+        # (with neither, the last sentence that is not about the asker or the purpose: "median household income
+        # Washtenaw County vs Kent County, MI. deciding between Ann Arbor and Grand Rapids for store #2")
+        told = [k for k, x in enumerate(pieces) if not (_AFTERWORD.search(x) and not MODIFIER.search(_plain(x)))]
+        i = asks[-1] if asks else requests[-1] if requests else told[-1] if told else len(pieces) - 1
         # "... in Michigan, counting both undergraduates and graduate students. What is it?": a bare
         # "what is it?" asks the sentence before it
         while i > 0 and len(pieces[i].split()) <= 4 and re.search(
@@ -207,8 +264,11 @@ def split_context(question: str, states: Iterable[str] = ()) -> tuple[str, str]:
         # counties' own)
         # ("their" is no pointer: in "which five counties have the largest share of their population" it is the
         # counties' own)
+        # (a short ask, or one after a sentence that sets terms: "My two boys both live ... in Minneapolis (Hennepin
+        # County) ... How many people live in those two counties put together?" asks of its own)
         if i > 0 and re.search(r"\b(those|these|them|they|each of them|that list)\b", pieces[i], re.IGNORECASE) \
-                and not re.search(r"\b(top|bottom|\d+)\b", pieces[i], re.IGNORECASE):
+                and not re.search(r"\b(top|bottom|\d+)\b", pieces[i], re.IGNORECASE) and \
+                (len(pieces[i].split()) <= 6 or MODIFIER.search(pieces[i - 1])):
             i -= 1
         # "Is it true that most counties in Illinois lost population ...? How many lost people?": a short ask that
         # names no place and no kind of place asks about the ones the sentence before it names
@@ -224,7 +284,8 @@ def split_context(question: str, states: Iterable[str] = ()) -> tuple[str, str]:
             i -= 1
         # "Which counties ...? I'm scouting for a second pizza shop.": a sentence after the ask about the asker or
         # the purpose, that changes nothing the answer holds, is context; an instruction ("Top 3 only.") is not
-        tail = [x for x in pieces[i + 1:] if "?" not in x and _AFTERWORD.search(x) and not MODIFIER.search(x)]
+        # ("for store #2": a number that names, not one that sets a term)
+        tail = [x for x in pieces[i + 1:] if "?" not in x and _AFTERWORD.search(x) and not MODIFIER.search(_plain(x))]
         context = " ".join([*pieces[:i], *tail])
         ask = " ".join(x for x in pieces[i:] if x not in tail)
     else:
@@ -261,14 +322,59 @@ def split_context(question: str, states: Iterable[str] = ()) -> tuple[str, str]:
     # "... which are the 5 biggest cities in the state by population. I honestly had no idea about the order —
     # could you help? Thank you!": an ask that asks for nothing of its own asks the sentence before it
     if context and _EMPTY_ASK.match(ask):
-        return split_context(context, states)
+        return split_context(context, states, subject=subject)
+    # ``subject``: "Benton County vs Washington County, Arkansas: is the gap in median household income real ...?",
+    # "Poorest counties in Kentucky -- give me the top 5 by poverty rate", "Per capita income in Mingo County ...:
+    # 2014-2018 vs 2019-2023, in plain dollars. How much did it go up?" — a subject line (no verb, nobody speaking,
+    # a place named) read as part of the question, every word of it the question's (lent piece by piece, its
+    # comparison, its level or its dollars were lost).  The planner reads it so when the ask alone cannot be
+    # answered (:func:`has_subject_line`).
+    if subject and context and _subject_line(context):
+        return "", f"{context} {ask}"
     return context, ask
+
+
+def _plain(sentence: str) -> str:
+    """``sentence`` without the words about the asker that look like terms of an answer: a number that names ("store
+    #2") and a choice of one's own ("deciding between Ann Arbor and Grand Rapids")."""
+    return re.sub(r"#\s?\d+|\b(?:deciding|choosing|picking|torn)\s+between\b", "", sentence, flags=re.IGNORECASE)
+
+
+#: a verb that makes a sentence a statement or a scene of its own (not a subject line)
+_VERB = re.compile(r"\b(is|are|was|were|am|be|been|being|has|have|had|do|does|did|says?|said|think|thinks|thought|"
+                   r"seems?|looks?|feels?|keeps?|kept|lives?|lived|moved?|went|goes|wants?|needs?|knows?|knew|heard|"
+                   r"hears?|told|tells?|loves?|hates?|gets?|got|will|would|can|could|should|may|might|must|"
+                   r"[a-z]+'(?:s|re|ve|ll|d))\b", re.IGNORECASE)
+#: who said or asked it ("Patron asks:", "A caller claimed that ..."): a scene, not a subject line
+_SPEECH = re.compile(r"\b(asks?|asked|asking|claims?|claimed|writes|wrote|wonders|wondered|told|wants?|wanted|"
+                     r"swears?|swore|heard|argues?|argued|insists?|insisted)\b", re.IGNORECASE)
+
+
+def _subject_line(text: str) -> bool:
+    """Whether ``text`` only names what is asked about ("lancaster county pa vs york county pa median household
+    income.", "Poorest counties in Kentucky"): a place or a kind of place named; no verb, no one speaking."""
+    return bool(_NAMES_PLACES.search(" " + text)) and not _VERB.search(text) and not _SPEECH.search(text) and \
+        not _AFTERWORD.search(text) and len(text.split()) <= 25
+
+
+def subject_line(question: str, states: Iterable[str] = ()) -> str:
+    """The subject line ``question`` opens with, that :func:`split_context` sets apart as scene-setting (a second
+    reading, ``subject=True``, takes it as part of the question), or ""."""
+    text, _ = drop_remarks(question)
+    context, _ = split_context(text, states)
+    return context if context and split_context(text, states, subject=True)[0] != context else ""
+
+
+def modifies(text: str) -> bool:
+    """Whether ``text`` holds a word that changes an answer (:data:`MODIFIER`: percent, only, nominal, a number)."""
+    return bool(MODIFIER.search(text))
 
 
 #: a sentence that asks for something
 _REQUEST_START = re.compile(r"\W*(?:(?:please|pls|now|ok|okay|so|and)\W+)?(what|which|how|is|are|does|do|can|could|"
                             r"would|"
-                            r"give|show|list|rank|compare|tell|who|where|when|name|find|pull|get|enumerate)\b",
+                            r"give|show|list|rank|compare|tell|who|where|when|name|find|pull|get|enumerate|add|sum|"
+                            r"tally)\b",
                             re.IGNORECASE)
 #: a sentence about the asker or the purpose: first person, "it's for ...", or an opening participle ("Thinking about
 #: a coffee cart", "Deciding where the bakery goes")
@@ -341,6 +447,7 @@ def _use_context(p: Parse, context: str, cat: Catalog, chunks: Sequence[Chunk]) 
     p.exclude |= ctx.exclude - p.include
     p.notes.extend(n for n in ctx.notes if n not in p.notes)
     _lend_state(p, ctx)
+    _lend_own_place(p, ctx)
     if p.places:
         return
     resolve_ambiguous(ctx)
@@ -362,6 +469,14 @@ def _use_context(p: Parse, context: str, cat: Catalog, chunks: Sequence[Chunk]) 
     if _BACK_REFERENCE.search(p.t) and not re.search(r"\b(each|both|them|they|their|these|those|the (two|2|three|3|"
                                                      r"four|4))\b", p.t):
         places = places[-1:]  # "there" is the place named last
+    # "one in Minneapolis (Hennepin County) and one in St. Paul (Ramsey County). How many people live in those two
+    # counties put together?": the places of the kind the ask names
+    kind = re.search(r"\b(?:these|those|the|both|all)\s+(?:\w+\s+)?(counties|cities|towns|places|states)\b", p.t)
+    if kind is not None and len(places) > 1:
+        level = {"counties": "county", "states": "state"}.get(kind.group(1), "place")
+        same_kind = [pl for pl in places if pl.level == level]
+        if same_kind and len(same_kind) < len(places):
+            places = same_kind
     subs = [pl for pl in places if pl.level != "state"]
     if len(subs) == 2 and len(places) > 2 and re.search(r"\b(both|the (two|2))\b", p.t) and \
             all(pl.level != "state" or any(x.state.fips == pl.state.fips for x in subs) for pl in places):
@@ -420,6 +535,28 @@ def _lend_state(p: Parse, ctx: Parse) -> None:
         end = len(p.t)
         p.places.insert(0, replace(own[0], span=(end, end), how="context"))
         p.notes.append(f"“our” read as {own[0].label}, named before the question.")
+
+
+#: "for us compared with ...", "than us": the asker's own place in a comparison
+_US = re.compile(r"\b(?:for|than|with|to)\s+(us)\b(?=\s*(?:compared|vs|versus|and|or|than|[,?.!]|$))|"
+                 r"\b(us)\s+(?:compared|vs|versus)\b")
+#: "Our place is in Union County, South Dakota", "We live in X", "I'm in X": where the asker is
+_WHERE_WE_ARE = re.compile(r"\b(?:we|i|im|our\s+\w+|my\s+\w+)\s+(?:\w+\s+){0,2}?(?:in|from|near)\s+$")
+
+
+def _lend_own_place(p: Parse, ctx: Parse) -> None:
+    """"Our place is in Union County, South Dakota ... What's the unemployment rate for us compared with Plymouth
+    County, Iowa?": the county or place the scene says the asker is in, for the "us" of a comparison."""
+    us = _US.search(p.t)
+    if us is None:
+        return
+    own = next((pl for pl in sorted(ctx.places, key=lambda x: x.span[0]) if pl.level in ("county", "place")
+                and _WHERE_WE_ARE.search(ctx.t[:pl.span[0]])), None)
+    if own is None:
+        return
+    at = us.span(1) if us.group(1) else us.span(2)
+    p.places.append(replace(own, span=at, how="context", text="us"))
+    p.notes.append(f"“us” read as {own.label}, where the question says the asker is.")
 
 
 def _use_context_measures(p: Parse, context: str, cat: Catalog, chunks: Sequence[Chunk]) -> None:
@@ -647,7 +784,14 @@ def find_level(p: Parse, cat: Catalog) -> None:
         elif kinds and kinds <= {"villages", "village"}:  # "how many villages": the places that are villages
             p.place_kind = "village"
         elif kinds and kinds <= {"towns", "town"}:
-            p.place_kind = "town"
+            # "the biggest towns in South Dakota" says what people call places; only a question that sets towns
+            # apart ("only towns", "towns, not cities", "places that are towns") means the places whose legal kind
+            # is town (South Dakota's largest of those has 1,407 people)
+            if _ONLY_TOWNS.search(t):
+                p.place_kind = "town"
+            else:
+                p.notes.append("“Towns” read as every Census place (cities, towns, villages and CDPs), as people say "
+                               "it; ask for “only towns” for the places whose legal kind is town.")
         elif kinds and kinds <= {"boroughs", "borough"} and "county" not in words:
             p.place_kind = "borough"
     elif county:

@@ -31,7 +31,9 @@ from .parsed import Parse
 from .vocabulary import join_words, mask, nice_name
 
 #: a 5-year period written out: "2014-2018", "2014-18", "2014 to 2018", "2014–2018"
-_SPAN = re.compile(r"(?<![\d$,.])((?:19|20)\d\d)\s*(?:-|–|—|to|through|thru)\s*((?:19|20)?\d\d)(?!\d|,\d|\s*%)")
+#: (a four-digit end year may be followed by a percent sign, "2014-2018 to 2019-2023 %?"; "2010-20 %" is no period)
+_SPAN = re.compile(r"(?<![\d$,.])((?:19|20)\d\d)\s*(?:-|–|—|to|through|thru)\s*"
+                   r"((?:19|20)\d\d(?!\d|,\d)|\d\d(?!\d|,\d|\s*%))")
 #: a period named by its last year: "the 2018 ACS 5-year", "2018 5-year estimates", "2023 acs"
 _END_NAMED = re.compile(r"(?<![\d$,.])((?:19|20)\d\d)\s+(?:acs\s*)?(?:5|five)\s*(?:-\s*)?year\b|"
                         r"(?<![\d$,.])((?:19|20)\d\d)\s+acs\b")
@@ -55,7 +57,7 @@ CHANGE_WORDS = re.compile(
     r"gone\s+(?:up|down)|go\s+(?:up|down)|up\s+or\s+down|shr[aiu]nk(?:ing)?|trend(?:s|ing)?|over\s+time)\b")
 #: dollars as asked: the later period's dollars (the default for a change) or the dollars of each period
 _NOMINAL = re.compile(r"\bnominal\b|\bnot\s+(?:adjust\w*|correct\w*)\s+for\s+inflation\b|\bunadjusted\b|"
-                      r"\bwithout\s+(?:adjusting\s+for\s+)?inflation\b|\bcurrent\s+dollars\b|\bbefore\s+inflation\b|"
+                      r"\bwithout\s+(?:adjusting\s+for\s+)?inflation(?:[\s-]+adjust\w*)?\b|\bcurrent\s+dollars\b|\bbefore\s+inflation\b|"
                       r"\b(?:plain|raw|face[\s-]value)\s+dollars\b|\bdollars\s+as\s+published\b|"
                       r"\b(?:setting|leaving|putting)\s+inflation\s+aside\b|\binflation\s+aside\b|"
                       r"\bignoring\s+inflation\b|"
@@ -70,7 +72,8 @@ _REAL = re.compile(r"\b(?:inflation[\s-]*adjusted(?:\s+terms)?|adjust\w*\s+for\s
                    r"(?:once|after|when|with|if)\s+inflation\s+(?:is|has\s+been|was)\s+(?:taken\s+into\s+account|"
                    r"accounted\s+for|factored\s+in|considered|removed|adjusted\s+for)|"
                    r"(?:taking|take|taken|factoring|factor)\s+inflation\s+into\s+(?:account|consideration)|"
-                   r"(?:accounting|correcting|controlling)\s+for\s+inflation)\b")
+                   r"(?:account|correct|control|adjust)\w*\s+for\s+inflation|"
+                   r"(?:factor|figur)\w*\s+(?:in\s+)?inflation(?:\s+in)?)\b")
 
 
 def courtesy_words(t: str) -> list[tuple[int, int]]:
@@ -106,7 +109,11 @@ def read_periods(p: Parse, cat: Catalog, context: str = "") -> None:
     # "Did X go up between 2014-2018 and 2019-2023? By how much?", "... since 2010 ... grown since then?": the
     # periods of the scene-setting text, when the question itself names none or points back to them
     back = re.search(r"\b(?:since|from|until|after)\s+then\b|\bback\s+then\b|\bat\s+(?:that|the)\s+time\b", p.t)
-    if context and (back or not _says_time(p.t)):
+    # ("Per capita income in Mingo County: 2014-2018 vs 2019-2023, in plain dollars. How much did it go up?": a
+    # scene that states the figures' periods and dollars, nobody's story, lends them to an ask that names none)
+    lends = not (_SPAN.search(p.t) or _YEAR.search(p.t) or _FIVE_YEARS.search(p.t)) and \
+        not _FIRST_PERSON.search(normalize(context, lower=True))
+    if context and (back or lends or not _says_time(p.t)):
         tc = normalize(context)
         lent = Parse(question=context, tc=tc, t=tc.lower() + " " + p.t, mentions=p.mentions, places=p.places)
         if _SPAN.search(tc.lower()) or _YEAR.search(tc.lower()) or _FIVE_YEARS.search(tc.lower()):
@@ -209,6 +216,10 @@ def read_periods(p: Parse, cat: Catalog, context: str = "") -> None:
         p.dollars = "both" if nominal and real else ("nominal" if nominal else "real")
     for rx in (_NOMINAL, _REAL):
         p.blocked.extend(mt.span() for mt in rx.finditer(p.t))
+
+
+#: the asker's own story ("I moved here in 2015"): its years are no period of the question
+_FIRST_PERSON = re.compile(r"\b(i|im|id|ive|me|my|we|were|weve|our|us)\b")
 
 
 def _says_time(t: str) -> bool:

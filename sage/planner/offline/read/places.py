@@ -85,6 +85,9 @@ def find_places(p: Parse, cat: Catalog) -> None:
         elif wordlike and not _place_next(p, cat, mt.end()) and names_place_before(
                 p, cat, len(p.t[:mt.start()].rstrip(" ,")), cat.state_by_abbr[code.upper()]):
             taken.add(n)  # "pittsburg pa population": after a place's name ("springfield or columbus" is a list)
+        elif wordlike and code.lower() not in _PLAIN_WORDS and re.match(
+                r"\s+(?:counties|county|cities|towns|places|parishes|cdps)\b", p.t[mt.end():]):
+            taken.add(n)  # "ga counties w med hh inc over 100k", "pa cities": the state's counties or cities
     # "pov rate ms vs la vs nm vs wv": a postal code that is also a word counts inside a list of postal codes
     grew = True
     while grew:
@@ -107,6 +110,10 @@ def find_places(p: Parse, cat: Catalog) -> None:
     find_bare_counties(p, cat)
     _informal_regions(p)
     resolve_ambiguous(p)
+
+
+#: postal codes that are everyday words ("in counties", "or cities", "me"): never a state before a level word
+_PLAIN_WORDS = frozenset("in or me ok hi oh as am us de co id al ms mt la ne".split())
 
 
 def _place_next(p: Parse, cat: Catalog, at: int) -> bool:
@@ -238,6 +245,12 @@ def _find_counties(p: Parse, cat: Catalog) -> None:
                 p.places.append(Place("county", c.state, c, mt.span(), "alias", p.tc[mt.start():mt.end()]))
             p.notes.append(f"“{p.tc[mt.start():mt.end()].strip()}” read as {said}: "
                            f"{join_words([c.name for c in members])}.")
+            # "the unemployment rate for nyc as a whole? like all 5 boroughs combined": the city is those boroughs
+            for city in re.finditer(r"\b(?:nyc|new york city)\b", t):
+                if not overlaps(city.span(), p.blocked):
+                    p.blocked.append(city.span())
+                    p.places.extend(Place("county", c.state, c, city.span(), "alias", p.tc[city.start():city.end()])
+                                    for c in members)
     _find_county_lists(p, cat)
     suffix_re = re.compile(r"\b(city and borough|census area|planning region|municipality|municipio|borough|"
                            r"parish|county|countys|cnty|cty|co|city)\b")

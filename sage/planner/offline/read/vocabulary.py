@@ -51,6 +51,13 @@ NUM_WORDS.update({f"{ten} {unit}": value + NUM_WORDS[unit] for ten, value in _TE
 NUM_WORD_RE = "|".join(sorted((re.escape(w) for w in NUM_WORDS), key=len, reverse=True))
 
 #: postal codes that are also English words: only taken when written in capitals (or right after a county name)
+#: a purpose clause that opens the question ("For a memo I'm drafting ..., could you", "For the housing element of
+#: our plan, what is ...", "For the higher-education funding memo, please identify ..."): read as context by the
+#: ledger, and masked before the readers (its "higher" is no comparison)
+PURPOSE_LEAD = re.compile(r"(?:for|as part of|ahead of|to prepare(?:\s+for)?|in preparation for|in advance of)\s+"
+                          r"(?:a|an|my|our|the|this|some)\b[^,?.!:]{0,100},"
+                          r"(?=\s*(?:could|can|would|will|please|what|which|how|list|give|show|tell)\b)")
+
 WORDLIKE_ABBRS = frozenset("in or me ok hi oh de pa la ma co al id mo ne ms mt as am us ar ct pr wa va ga".split())
 
 DEMONYMS = {

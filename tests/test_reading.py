@@ -1,0 +1,126 @@
+"""The offline planner's reading, fourth round of issue 25: the mechanisms behind the classes the blind sets q-v
+found (a misspelt word of a measure, a subject line the ask points back to, remarks after the ask, a letter's
+sign-off, the asker's own place in a comparison, names listed together, a purpose that names a place, "towns" as
+people say it).  Each is checked on the real session database; expected values come from SQL written here."""
+
+from __future__ import annotations
+
+import pytest
+
+from sage import execute, guard
+from sage.db import owner
+from sage.planner.offline.catalog import load_catalog
+from sage.planner.offline.planner import OfflinePlanner
+from sage.planner.offline.read.spelling import correct
+
+
+@pytest.fixture(scope="module")
+def planner(settings):
+    return OfflinePlanner(settings)
+
+
+def run(plan, settings):
+    assert not plan.declined, plan.assumptions
+    return execute.run(guard.check(plan.sql, max_rows=settings.max_rows), settings)
+
+
+def rows(settings, sql, *params):
+    with owner(settings) as conn:
+        return conn.execute(sql, params).fetchall()
+
+
+def test_a_letter_dropped_from_a_word_of_the_vocabulary_is_written_back(settings):
+    cat = load_catalog(settings)
+    assert correct("Black or African Amercan population", cat) == (
+        "Black or African American population", ["“Amercan” read as “American”."])
+    assert correct("Kings County (Broolyn)", cat)[0] == "Kings County (Brooklyn)"
+    # a letter changed turns one real word into another; plurals and known words stay as written
+    assert correct("Resident writes: most counties", cat) == ("Resident writes: most counties", [])
+    assert correct("households and Americans", cat) == ("households and Americans", [])
+
+
+def test_a_misspelt_measure_word_reads_the_same_question(planner):
+    right = planner.plan("List the ten counties in the United States with the largest Black or African American "
+                         "population.")
+    typo = planner.plan("List the ten counties in the United States with the largest Black or African Amercan "
+                        "population.")
+    assert typo.sql == right.sql and "“Amercan” read as “American”." in typo.assumptions
+
+
+def test_a_subject_line_the_ask_points_back_to_is_part_of_the_question(planner, settings):
+    plan = planner.plan("Benton County vs Washington County, Arkansas: is the gap in median household income real "
+                        "or just survey noise?")
+    got = run(plan, settings)
+    assert {(r[0], r[1]) for r in got.rows} == {("Benton County", "Arkansas"), ("Washington County", "Arkansas")}
+
+
+def test_a_subject_line_that_sets_the_dollars_is_read_with_its_ask(planner, settings):
+    plan = planner.plan("Per capita income in Mingo County, West Virginia: 2014-2018 vs 2019-2023, in plain "
+                        "dollars, not inflation-adjusted. How much did it go up?")
+    got = run(plan, settings)
+    old, new = (float(v) for v in rows(settings, """
+        SELECT (SELECT estimate FROM public.estimates_by_vintage WHERE geo_id = g.geo_id AND vintage = '2014-2018'
+                AND variable_code = 'B19301_001E'),
+               (SELECT estimate FROM public.estimates_by_vintage WHERE geo_id = g.geo_id AND vintage = '2019-2023'
+                AND variable_code = 'B19301_001E')
+        FROM public.geography g WHERE g.level = 'county' AND g.name = 'Mingo County, West Virginia'""")[0])
+    row = dict(zip(got.columns, got.rows[0], strict=True))
+    assert float(row["change"]) == pytest.approx(new - old)  # dollars as published: no CPI factor
+
+
+def test_words_after_the_ask_that_name_nothing_are_set_aside_and_said(planner, settings):
+    plan = planner.plan("which 5 Nebraska counties have the highest unemployment rate? figure hiring would be "
+                        "easier there")
+    assert len(run(plan, settings).rows) == 5
+    assert any("figure hiring would be easier there" in a and "remark" in a for a in plan.assumptions)
+    # a sentence after the ask that names a term of the answer is never set aside
+    assert planner.plan("which 5 Nebraska counties have the highest unemployment rate? only ones over "
+                        "50,000 people").sql != plan.sql
+
+
+def test_a_letters_greeting_and_sign_off_are_no_part_of_the_question(planner, settings):
+    plan = planner.plan("Hi, this is Gloria again. Which 5 counties in Arkansas have the lowest median household "
+                        "income? God bless, Ruth Ann")
+    assert len(run(plan, settings).rows) == 5
+    assert any("God bless, Ruth Ann" in a for a in plan.assumptions)
+
+
+def test_us_in_a_comparison_is_the_place_the_asker_says_they_are(planner, settings):
+    plan = planner.plan("Our place is in Union County, South Dakota, right where it meets Iowa and Nebraska. What's "
+                        "the unemployment rate for us compared with Plymouth County, Iowa and Dakota County, "
+                        "Nebraska across the river?")
+    names = {(r[0], r[1]) for r in run(plan, settings).rows}
+    assert names == {("Union County", "South Dakota"), ("Plymouth County", "Iowa"), ("Dakota County", "Nebraska")}
+    # with no place of the asker's said, "us" is unread: declined, never answered without it
+    assert planner.plan("What's the unemployment rate for us compared with Plymouth County, Iowa?").declined
+
+
+def test_names_listed_together_are_read_in_the_one_state_that_has_them_all(planner, settings):
+    plan = planner.plan("pop fargo vs bismarck vs grand forks")
+    got = run(plan, settings)
+    expected = rows(settings, """
+        SELECT g.name, e.estimate FROM public.estimates e JOIN public.geography g ON g.geo_id = e.geo_id
+        WHERE g.level = 'place' AND g.state_abbr = 'ND' AND e.variable_code = 'B01003_001E'
+          AND g.place_name IN ('Fargo city', 'Bismarck city', 'Grand Forks city')""")
+    assert sorted((r[0], float(r[1])) for r in got.rows) == sorted((n, float(v)) for n, v in expected)
+    # two names that several states share stay a question of which
+    assert planner.plan("pop fargo vs bismarck").decline_kind == "ambiguous"
+
+
+def test_a_purpose_that_names_the_place_keeps_it(planner, settings):
+    plan = planner.plan("For our civics unit on Georgia, can you show the state's total population?")
+    georgia = rows(settings, """SELECT e.estimate FROM public.estimates e JOIN public.geography g ON g.geo_id = e.geo_id
+                                WHERE g.level = 'state' AND g.name = 'Georgia' AND e.variable_code = 'B01003_001E'""")
+    got = run(plan, settings)
+    assert len(got.rows) == 1 and float(georgia[0][0]) in [float(v) for v in got.rows[0] if isinstance(v, (int, float))]
+
+
+def test_towns_are_every_census_place_unless_set_apart(planner, settings):
+    top = [r[0] for r in rows(settings, """
+        SELECT g.name FROM public.estimates e JOIN public.geography g ON g.geo_id = e.geo_id
+        WHERE g.level = 'place' AND g.state_abbr = 'SD' AND e.variable_code = 'B01003_001E'
+        ORDER BY e.estimate DESC LIMIT 5""")]
+    got = run(planner.plan("biggest towns in south dakota top 5"), settings)
+    assert [r[0] for r in got.rows] == top
+    only = run(planner.plan("the 5 biggest towns in South Dakota, towns only"), settings)
+    assert all(" town, " in r[0] for r in only.rows)
