@@ -1,8 +1,9 @@
-"""The blind probe sets of issues 25 and 20 (720 single questions in sixteen sets; 50 conversations, 233 turns in five
-sets; the c, d and e sets written in a later session, in new voices, e held out until c and d were fixed; f, g and h
-(40 each) and the held-out i and j (30 each) in a third, i and j scored only after the fixes for f-h, then k, l and m
-(40 each) scored only after the fixes for i and j, and n, o and p after those for k-m), written by
-people who had not read the planner, through the real path and scored by :func:`sage.evaluate.score`.
+"""The blind probe sets of issues 25 and 20 (960 single questions in twenty-two sets; 50 conversations, 233 turns in
+five sets), written by people who had not read the planner, through the real path and scored by
+:func:`sage.evaluate.score`.  The c, d and e sets were written in a later session, in new voices, e held out until c
+and d were fixed; f, g and h (40 each) and the held-out i and j (30 each) in a third, i and j scored only after the
+fixes for f-h, then k, l and m (40 each) scored only after the fixes for i and j, and n, o and p after those for
+k-m; q, r and s in a fourth session, scored before its fixes, then t, u and v scored after those.
 
 Every question and turn that is answered right today must stay right.  The ones that are not are listed in
 :data:`NOT_YET` with what happens and why (the closing note of issues 20 and 25 gives the figures); they must fail
@@ -134,6 +135,12 @@ NOT_YET = {
     "R3P-027": "wrong_declined: “New York City”: the data has only population and housing units for places ",
     "R3P-028": "wrong_declined: median gross rent is not loaded for 2014-2018 (loaded: 2019-2023). Load it ",
     "R3P-033": "wrong_declined: “Des Moines” is the name of 2 places and counties in Iowa: Des Moines city,",
+    "R3R-017": "wrong_answered: “how big is the gap” is answered with the difference and its margin; the gold has "
+               "the two incomes",
+    "R3T-008": "wrong_declined: “not the fancy places” (houses) is read as Census places in a county",
+    "R3T-025": "wrong_declined: “the four core Denver-area counties (Denver, ...)”: a list in brackets after a "
+               "description is not read",
+    "R3V-017": "wrong_declined: a label after the request (“Treasure Valley housing affordability discussion”)",
 }
 
 
