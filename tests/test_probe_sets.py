@@ -1,9 +1,10 @@
-"""The blind probe sets of issues 25 and 20 (960 single questions in twenty-two sets; 50 conversations, 233 turns in
+"""The blind probe sets of issues 25 and 20 (1,080 single questions in twenty-five sets; 50 conversations, 233 turns in
 five sets), written by people who had not read the planner, through the real path and scored by
 :func:`sage.evaluate.score`.  The c, d and e sets were written in a later session, in new voices, e held out until c
 and d were fixed; f, g and h (40 each) and the held-out i and j (30 each) in a third, i and j scored only after the
 fixes for f-h, then k, l and m (40 each) scored only after the fixes for i and j, and n, o and p after those for
-k-m; q, r and s in a fourth session, scored before its fixes, then t, u and v scored after those.
+k-m; q, r and s in a fourth session, scored before its fixes, then t, u and v scored after those, and w, x and y
+after those of t-v.
 
 Every question and turn that is answered right today must stay right.  The ones that are not are listed in
 :data:`NOT_YET` with what happens and why (the closing note of issues 20 and 25 gives the figures); they must fail
@@ -141,6 +142,14 @@ NOT_YET = {
     "R3T-025": "wrong_declined: “the four core Denver-area counties (Denver, ...)”: a list in brackets after a "
                "description is not read",
     "R3V-017": "wrong_declined: a label after the request (“Treasure Valley housing affordability discussion”)",
+    "R3W-011": "wrong_declined: an aside after the ask with an ordinal (“open a 2nd location”) is not set aside",
+    "R3W-026": "wrong_declined: a list after a dash, of counties of a state named before it (“Montgomery”)",
+    "R3X-016": "wrong_declined: a person's name (“Linda”) among places lent from the scene is not read",
+    "R3Y-009": "wrong_declined: “outside our footprint” after the ask is not read",
+    "R3Y-015": "wrong_declined: an aside (“need ammo vs my buddy from wichita”) read as a comparison",
+    "R3Y-016": "wrong_declined: ambiguous: a bare city name of several places is asked back, never guessed",
+    "R3Y-018": "wrong_declined: ambiguous: a bare city name of several places is asked back, never guessed",
+    "R3Y-020": "wrong_declined: ambiguous: a bare city name of several places is asked back, never guessed",
 }
 
 

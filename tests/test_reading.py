@@ -124,3 +124,20 @@ def test_towns_are_every_census_place_unless_set_apart(planner, settings):
     assert [r[0] for r in got.rows] == top
     only = run(planner.plan("the 5 biggest towns in South Dakota, towns only"), settings)
     assert all(" town, " in r[0] for r in only.rows)
+
+
+def test_a_city_named_bare_after_a_city_of_another_state_is_that_city(settings):
+    """"and Missoula?" after Boise, Idaho: a name that is one city (and a county of comparable size) is the city
+    when the answer before is about cities — as it is beside cities in one question — not a word left unread."""
+    from sage import agent
+
+    first = agent.ask("How many people live in Boise, Idaho?", settings, planner="offline", record=False,
+                      use_verified=False)
+    then = agent.ask("and Missoula?", settings, planner="offline", record=False, use_verified=False,
+                     context=[first.as_prior()])
+    missoula = rows(settings, """SELECT g.name, e.estimate FROM public.estimates e JOIN public.geography g
+                                 ON g.geo_id = e.geo_id WHERE g.level = 'place' AND g.place_name = 'Missoula city'
+                                 AND e.variable_code = 'B01003_001E'""")
+    assert then.answered and [(r[0], float(r[1])) for r in then.result.rows] == \
+        [(n, float(v)) for n, v in missoula]
+    assert then.assumptions[0].startswith("Read as:")

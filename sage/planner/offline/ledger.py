@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from ..edits import Edit, EditKind
 from .catalog import Catalog
 from .frame.frame import Op, Query
+from .frame.intent import NAME_THEM
 from .read.parsed import Parse
 from .read.parser import TABLE_ID
 from .read.periods import dollar_words
@@ -111,7 +112,7 @@ FEATURE_WORDS: dict[str, frozenset[str]] = {k: frozenset(v.split()) for k, v in 
     "compare": "compare compared comparing comparison vs versus v between both each difference differ gap higher "
                "lower more less than bigger smaller larger greater side against relative other one better worse "
                "stack stacks high low best worst highest lowest most least biggest smallest largest richest poorest "
-               "which big large wide narrow small",
+               "which big large wide narrow small cheap cheaper expensive pricey pricier affordable",
     "several": "each both all every respective respectively rank ranked ranking order ordered sort sorted plus",
     # a ranking and its size and direction
     "rank": "top bottom highest lowest most least largest smallest biggest greatest fewest best worst rank ranked "
@@ -229,7 +230,7 @@ _PHRASES = (
     r"for (?:a|an|my|our|the) (?:\w+ ){0,3}(?:piece|brief|story|memo|report|unit|project|class|paper|article|"
     r"briefing|presentation|newsletter|talk|grant|homework|assignment|thesis|seminar|lecture|course|research|"
     r"proposal|segment|show|episode|broadcast|podcast|pitch|meeting|hearing|application|study|analysis|review|"
-    r"campaign|budget|plan|deck|website|post|blog)"
+    r"campaign|budget|plan|deck|website|post|blog|summary|assessment)"
     r"(?: (?:on|about) (?:\w+ ){0,3}?\w+(?=,))?",
     r"(?:a )?(?:different|diffrent|differnt|another|new|separate|unrelated) question",
     r"for (?:\w+ )?purposes", r"for (?:a|an|my|our|the|this) (?:\w+ ){0,2}(?:purpose|use|audience)",
@@ -549,6 +550,10 @@ _MODIFIES = re.compile(r"\b(not|no|except|excluding|exclude|without|only|just|pl
 #: a reason at the end of a sentence: ", as ...", ", since ...", ", because ...", "; I want ..."
 _REASON = re.compile(r"[,;]\s+((?:as|since|because|given\s+that|so\s+that|i|we|our|my|it|its|this|that)\b[^.?!;]*)"
                      r"(?=[.?!;]|$)")
+#: a question relayed: who asks it, then "wants to know which ..." ("Our next caller ... wants to know which ...")
+_RELAYED = re.compile(r"^\W*([^.?!]{3,160}?)\b(?:wants?|would\s+like|needs?|is\s+asking|asks?|asked|wonders|"
+                      r"wondered|is\s+wondering|is\s+curious)\s+(?:to\s+know\s+|about\s+)?(?=(?:which|what|how|"
+                      r"whether|if|why|where|who)\b)")
 #: a purpose after the request: "so (that) it / we / the numbers ..." to the end of the sentence
 _SO_THAT = re.compile(r"\bso\s+((?:that\s+)?(?:it|its|it is|this|that|we|i|they|the\s+(?:numbers?|figures?|data))\b"
                       r"[^.?!;]*)")
@@ -597,6 +602,11 @@ def _context_words(question: str) -> set[str]:
     # answer is for, after the request (its modifiers, if any, are still to be read by the frame)
     for mt in _SO_THAT.finditer(t):
         spans.append(mt.span(1))
+    # "Our next caller works at a food bank in eastern Kentucky and wants to know which three counties ...", "The
+    # patron asks whether ...": who relays the question, before what they ask
+    relayed = _RELAYED.match(t)
+    if relayed and not _MODIFIES.search(relayed.group(1)):
+        spans.append(relayed.span(1))
     # "For a memo I'm drafting on concentrated poverty, could you list ...": a purpose clause before the request
     lead = PURPOSE_LEAD.match(t)
     if lead and not _MODIFIES.search(lead.group(0)):
@@ -765,6 +775,12 @@ def account(p: Parse, q: Query, prior: Query | None = None, cat: Catalog | None 
             for j in range(i, i + 1 + len(after)):
                 if not words[j].by or any(words[j].start < e and s < words[j].end for s, e in vanished):
                     words[j] = Word(words[j].text, words[j].start, words[j].end, "negation")
+    # "how many ... ? And which ones are they?": a count that does not list its places has not read the request
+    if q.op is Op.COUNT:
+        for mt in NAME_THEM.finditer(p.t):
+            for i, w in enumerate(words):
+                if mt.start() <= w.start < mt.end() and w.text not in ("and", "are", "they"):
+                    words[i] = Word(w.text, w.start, w.end, "")
     # "(bachelor's, master's, professional and doctoral degrees combined)": a measure's parts, closing a clause
     for i, w in enumerate(words):
         if w.by or w.text not in ("combined", "together", "included") or i < 3:

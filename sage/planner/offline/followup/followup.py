@@ -161,7 +161,10 @@ def _read(question: str, prior: Query, cat: Catalog, chunks: Sequence[Chunk], be
         find_unknown_places(p, cat)  # a city named bare ("and Tulsa?"): a place like any other, or asked which
     except Decline as exc:
         home = {pl.state.fips: pl.state for pl in prior.geo.places} | {st.fips: st for st in prior.geo.within}
-        if exc.kind == "ambiguous" and len(home) == 1:
+        beside = _beside_cities(question, prior, cat, seen) if exc.kind == "ambiguous" else None
+        if beside is not None:
+            p = beside
+        elif exc.kind == "ambiguous" and len(home) == 1:
             # "how many people live in Phoenix right now?" in a conversation about Arizona: the one there
             (state,) = home.values()
             tc = normalize(in_state(question, state))
@@ -729,6 +732,31 @@ def _drop_clause_measures(p: Parse, drop: re.Match[str], prior: Query) -> list[M
     stop = drop.end() + clause.start() if clause else len(p.t)
     named = [mt.measure for mt in p.mentions if drop.end() <= mt.start < stop and mt.measure in prior.measures]
     return list(dict.fromkeys(named))
+
+
+def _beside_cities(question: str, prior: Query, cat: Catalog, seen: list[Parse] | None) -> Parse | None:
+    """"and Missoula?" after a question about Boise: a name that is one city and a county of comparable size is the
+    city when the answer before is about cities, as it is beside cities in one question; None when that does not
+    settle it (several cities of the name: the conversation's state decides, or the question of which)."""
+    if not prior.geo.places or not all(pl.level == "place" for pl in prior.geo.places):
+        return None
+    tc = normalize(question)
+    p = Parse(question=question, tc=tc, t=tc.lower())
+    p.blocked.extend(courtesy_words(p.t))
+    read_scope(p, cat)
+    earlier = [replace(pl, span=(0, 0)) for pl in prior.geo.places]
+    p.places.extend(earlier)  # the cities of the answer before, as if named beside it
+    try:
+        find_places(p, cat)
+        find_unknown_places(p, cat)
+    except Decline:
+        return None
+    p.places = [pl for pl in p.places if pl.span != (0, 0)]
+    if not p.places:
+        return None
+    if seen is not None:
+        seen[:] = [p]
+    return p
 
 
 def _in_home_state(question: str, prior: Query, cat: Catalog) -> list[Place]:

@@ -61,6 +61,9 @@ ONE_FIGURE = re.compile(r"\b(one|a single|single|an overall|one overall|one nati
                         r"lowest|top|bottom))")
 
 #: words of a question that count places ("how many counties ...")
+#: a count that asks for the places too
+NAME_THEM = re.compile(r"\b(which ones|which are they|what are they|which are those|name them|list them|"
+                       r"and which|show them|who are they)\b")
 _COUNT_PLACES = re.compile(r"\b(how many|number of|count of|count the) (of the )?(\d+ )?(_+ )*(\w+ )?(states|counties|"
                            r"countys|parishes|county equivalents|boroughs|places|cities|towns|villages|cdps|"
                            r"census designated places|municipalities)\b")
@@ -143,7 +146,9 @@ def _build(p: Parse, cat: Catalog) -> Query:
         elif pl.how == "alias" and pl.level == "county":
             notes.append(f"“{pl.text}” read as {pl.label}, the county-equivalent of that name.")
 
-    counting = _COUNT_PLACES.search(masked)
+    # ("how many counties in Nevada have more than 50,000 people? And which ones are they?": the list, which shows
+    # how many too)
+    counting = _COUNT_PLACES.search(masked) and not NAME_THEM.search(masked)
     share_cue = SHARE_OF_WHOLE.search(masked)
     difference = difference_cue(p, masked)
     if difference:  # "how many more people live in Washington state than in DC": the gap, not a threshold

@@ -53,8 +53,13 @@ def state_after(p: Parse, cat: Catalog, end: int, hits: Sequence[County] = ()) -
         raw = p.tc[ma.start():ma.end()]
         # "Salt Lake County, or is the gap ...": a word after a comma is a postal code only where it ends the clause
         clause_end = bool(re.match(r"\s*($|[,.;:?!)])", t[ma.end():]))
-        if raw.isupper() or ma.group(1) not in WORDLIKE_ABBRS or ("," in sep and clause_end) or "(" in sep or \
-                st.fips in in_hits:
+        # ("... than neighboring Linn County's, or is that just noise?": "or" that opens a clause is no Oregon, even
+        # where Oregon has a Linn County)
+        opens = ma.group(1) in WORDLIKE_ABBRS and not raw.isupper() and bool(re.match(
+            r"\s+(is|are|was|were|do|does|did|just|not|the|a|an|that|this|it|its|should|would|could|maybe|perhaps|"
+            r"something|else|even|rather|am|i|we|you|they|how|what|which|why|whether|so|if)\b", t[ma.end():]))
+        if not opens and (raw.isupper() or ma.group(1) not in WORDLIKE_ABBRS or ("," in sep and clause_end)
+                          or "(" in sep or st.fips in in_hits):
             return st, ma.span()
     if re.match(r"(dc|d c|district of columbia)\b", t[pos:]):
         mdc = re.match(r"(dc|d c|district of columbia)\b", t[pos:])
@@ -337,10 +342,14 @@ def find_unknown_places(p: Parse, cat: Catalog) -> None:
             pl.state for pl in p.places if pl.span[0] == nxt_span[0])))
         if before_state and nxt_span is not None and low in REGIONAL_WORDS:
             st = next(pl.state for pl in p.places if pl.span[0] == nxt_span[0])
-            if any(pl.state.fips == st.fips and pl.level != "state" for pl in p.places):
-                # "in central Pennsylvania, ... Centre County, PA": scene-setting around the place asked
+            if any(pl.state.fips == st.fips and (pl.level != "state" or pl.span[0] != nxt_span[0])
+                   for pl in p.places):
+                # "in central Pennsylvania, ... Centre County, PA", "works at a food bank in eastern Kentucky and
+                # wants to know which three counties in Kentucky ...": scene-setting around what is asked
                 p.places = [pl for pl in p.places if pl.span[0] != nxt_span[0]]
                 p.blocked.append((span[0], nxt_span[1]))
+                p.notes.append(f"“{p.tc[span[0]:nxt_span[1]]}” read as the setting of the question, not a place "
+                               "of its own.")
                 continue
             raise Decline(f"“{word} {st.name}” is a part of the state the data has no rows for (no urban/rural or "
                           f"regional split); ask about {st.name} as a whole or about its counties.",

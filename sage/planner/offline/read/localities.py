@@ -190,7 +190,9 @@ def _name_before(p: Parse, cat: Catalog, end: int, state: State,
             continue
         raw = " ".join(m.group(0) for m in group)
         name = re.sub(r"^(the\s+)?(city|town|village|borough)\s+of\s+", "", raw)
-        name = re.sub(r"\s+(city|town|village|cdp|borough)$", "", name) if k > 1 else name
+        # ("Ocean City, Maryland" is the town named Ocean City, not "Ocean, the city": the whole name first)
+        if k > 1 and not cat.localities_named(name, state):
+            name = re.sub(r"\s+(city|town|village|cdp|borough)$", "", name)
         city_said = name != raw
         hits = cat.localities_named(name, state)
         if not hits:

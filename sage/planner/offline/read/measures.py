@@ -182,6 +182,7 @@ def _listed_counts(p: Parse) -> None:
 TOTALS = frozenset({"population", "households", "housing_units"})
 #: words a question uses around a total that restrict nothing
 _FILLER = frozenset("""roughly actually approximately about around exactly currently today right now total overall
+    altogether together combined
     number count people persons residents inhabitants folks humans households homes houses dwellings units housing
     live lives living reside resides residing located there here tell give show find know want wondering curious
     estimate estimates figure figures data census acs please thanks hi hello hey quick question real really pretty
@@ -250,10 +251,11 @@ def _not_loaded(p: Parse, cat: Catalog) -> None:
             if words:  # "women who had a baby": not the count the fetch would load either
                 raise restricted_decline(p, cat, words, nice_name(m.measure))
             raise needs_fetch(m.measure, p.tc[m.start:m.end], cat, suggestions=topic_suggestions(p, cat))
-    # "mean household income (not the median)": the data has the median; the mean is another table
+    # "mean household income (not the median)": the data has the median; the mean is another table ("I mean the
+    # median home value" is masked: a correction)
     for m in p.mentions:
         if not m.weak and m.measure.unit == "dollars" and "median" in m.measure.label.lower() and \
-                re.search(r"\bmean\b|\(?not (the )?median\)?", p.t[max(0, m.start - 12): m.end + 20]):
+                re.search(r"\bmean\b|\(?not (the )?median\)?", masked[max(0, m.start - 12): m.end + 20]):
             raise Decline(
                 f"the data has the {nice_name(m.measure)} ({', '.join(m.measure.numerator)}), not the mean; a mean "
                 "household income is aggregate income (B19025) / households (B11001), tables that are not "
@@ -377,6 +379,15 @@ def find_measures(p: Parse, cat: Catalog, chunks: Sequence[Chunk]) -> None:
             if cross is not None:
                 g.measure = cross
     mentions = p.mentions
+    if not [m for m in mentions if not m.weak]:
+        # "B19013_001E for 0500000US16001?": a variable cited by its code is the measure over it
+        for mt in _VARIABLE.finditer(p.t):
+            cited = mt.group(0).upper()
+            named = next((x for x in cat.measures if x.kind == "direct" and x.numerator == (cited,)), None)
+            if named is not None and not any(m.measure is named for m in p.mentions):
+                p.mentions.append(Mention(named, mt.start(), mt.end(), mt.group(0)))
+                p.notes.append(f"“{cited}” read as {nice_name(named)} (its variable code).")
+        mentions = p.mentions
     if not mentions and not _names_a_gap(p, cat):
         # retrieval as a fallback: a variable the semantic layer knows under another name
         for ch in sorted(chunks or (), key=lambda c: -c.score)[:3]:
@@ -390,6 +401,10 @@ def find_measures(p: Parse, cat: Catalog, chunks: Sequence[Chunk]) -> None:
                 p.mentions.append(Mention(found, len(p.t), len(p.t), ch.object_ref, weak=False))
                 p.notes.append(f"Measure found through retrieval: {code.group(0)} ({found.label}).")
                 break
+
+
+#: an ACS variable's code ("B25001_001E")
+_VARIABLE = re.compile(r"\b[bc]\d{5}[a-z]?_\d{3}e\b")
 
 
 def _names_a_gap(p: Parse, cat: Catalog) -> bool:

@@ -111,6 +111,8 @@ def read_question(question: str, chunks: Sequence[Chunk], cat: Catalog, earlier:
     p.blocked.extend(m.span() for m in _EVERYONE.finditer(p.t))
     # "for the most recent period available": the latest data, not a superlative of a measure
     p.blocked.extend(m.span() for m in _LATEST.finditer(p.t))
+    # "I mean the median home value": a correction, not the mean
+    p.blocked.extend(m.span() for m in re.finditer(r"\bi mean\b", p.t))
     # "For the higher-education funding memo, please identify ...", "(for a memo on the Rural Georgia Prosperity
     # initiative)": what the answer is for, not a comparison, a place or a measure — unless a place is named there
     # only ("For our civics unit on Georgia, can you show the state's total population ...")
@@ -178,10 +180,12 @@ def _only_a_state(question: str, cat: Catalog) -> State | None:
 
 
 #: abbreviations whose period does not end a sentence ("St. Louis", "Washington, D.C. and ...")
+#: (the AP abbreviations of three letters or more only capitalised: "it's a wash. Is the difference ..." ends there)
 _NO_SENTENCE_END = re.compile(r"(?:\b(?:st|mt|ft|co|vs|no|dr|mr|mrs|ms|jr|sr|inc|approx|pct|est|dept|univ|ave|"
-                              r"e\.g|i\.e|u\.s|d\.c|pop|hh|med|avg|yr|yrs|cos|cty|twp|"
-                              r"ala|ariz|ark|calif|colo|conn|del|fla|ga|ill|ind|kans?|ky|la|md|mass|mich|minn|miss|mo|"
-                              r"mont|nebr?|nev|okla|oreg?|pa|penn|tenn|vt|va|wash|wisc?|wyo)|\b[a-z])\.$",
+                              r"e\.g|i\.e|u\.s|d\.c|pop|hh|med|avg|yr|yrs|cos|cty|twp|ga|ky|la|md|mo|pa|vt|va)|"
+                              r"\b(?-i:Ala|Ariz|Ark|Calif|Colo|Conn|Del|Fla|Ill|Ind|Kans?|Mass|Mich|Minn|Miss|Mont|Nebr?|"
+                              r"Nev|Okla|Oreg?|Penn|Tenn|Wash|Wisc?|Wyo|ALA|ARIZ|ARK|CALIF|COLO|CONN|DEL|FLA|ILL|IND|"
+                              r"KANS?|MASS|MICH|MINN|MISS|MONT|NEBR?|NEV|OKLA|OREG?|PENN|TENN|WASH|WISC?|WYO)|\b[a-z])\.$",
                               re.IGNORECASE)
 
 
@@ -301,7 +305,8 @@ def split_context(question: str, states: Iterable[str] = (), *, subject: bool = 
     # "The Twin Cities counties, Hennepin and Ramsey: what's the median rent in each?"; "We just moved to Phoenix and
     # I'm so curious — how has ...": a preamble before a colon or a dash
     colon = re.search(r"(?::|\s[—–]|\s--?)\s+(?=(what|which|how|is|are|does|do|can|could|give|show|list|rank|compare|"
-                      r"tell)\b)", ask, re.IGNORECASE)
+                      r"tell|if\s+(?:you|we|i)\s+(?:add|combine|put|take|sum|count|look|compare))\b)", ask,
+                      re.IGNORECASE)
     if colon is None and re.match(r"(?:ok|okay|so|alright|right|now|hmm|great|thanks|thank you)\b[^:]{0,50}:\s+"
                                   r"(?:the\s+)?(?:top\s+)?\d+\s", ask, re.IGNORECASE):
         colon = re.search(r":\s+", ask)  # "OK, widen it for a bar chart: the 10 Washington counties with ..."

@@ -39,6 +39,7 @@ def find_places(p: Parse, cat: Catalog) -> None:
     """Every state and county the question names.  Counties come first, so the state in "Washington County" or
     "Texas County, MO" is not also read as a place of its own."""
     t = p.t
+    _find_geoids(p, cat)
     find_full_names(p, cat)
     _find_counties(p, cat)
     find_aliases(p, cat)
@@ -110,10 +111,43 @@ def find_places(p: Parse, cat: Catalog) -> None:
     find_bare_counties(p, cat)
     _informal_regions(p)
     resolve_ambiguous(p)
+    county_fips_codes(p)
 
 
 #: postal codes that are everyday words ("in counties", "or cities", "me"): never a state before a level word
 _PLAIN_WORDS = frozenset("in or me ok hi oh as am us de co id al ms mt la ne".split())
+
+
+#: a Census GEOID of a state, a county or a place ("0500000US16001", "1600000US3008950")
+_GEOID = re.compile(r"\b(?:0400000|0500000|1600000)us\d{2,7}\b")
+
+
+def _find_geoids(p: Parse, cat: Catalog) -> None:
+    """Places cited by their GEOID, as a demographer writes them; and a county's five-digit FIPS code written beside
+    its name ("Buncombe Co NC (37021)") is that county's, not a ZIP code."""
+    for mt in _GEOID.finditer(p.t):
+        geo = cat.by_geo_id.get(mt.group(0).upper())
+        if geo is None or overlaps(mt.span(), p.blocked):
+            continue
+        text = p.tc[mt.start():mt.end()]
+        if isinstance(geo, State):
+            _add_state(p, geo, mt.span(), "geoid")
+        else:
+            p.blocked.append(mt.span())
+            if isinstance(geo, County):
+                p.places.append(Place("county", geo.state, geo, mt.span(), "geoid", text))
+            else:
+                p.places.append(Place("place", geo.state, None, mt.span(), "geoid", text, locality=geo))
+        p.notes.append(f"“{text}” read as {geo.label if hasattr(geo, 'label') else geo.name} (its GEOID).")
+
+
+def county_fips_codes(p: Parse) -> None:
+    """A five-digit code beside a county the question names that is that county's FIPS code: read with it."""
+    for county in [x.county for x in p.places if x.level == "county" and x.county is not None]:
+        fips = county.geo_id[-5:]
+        for mt in re.finditer(rf"(?<!\d){fips}(?!\d)", p.t):
+            if not overlaps(mt.span(), p.blocked):
+                p.blocked.append(mt.span())
 
 
 def _place_next(p: Parse, cat: Catalog, at: int) -> bool:

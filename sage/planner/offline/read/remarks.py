@@ -29,7 +29,7 @@ _REMARK = re.compile(
     # what others say: "everyone keeps saying ...", "people always claim ...", "my uncle swears ..."
     r"(?:every(?:one|body)|people|folks|they)\s+(?:keeps?\s+|kept\s+|always\s+|still\s+)?(?:says?|saying|said|"
     r"thinks?|claims?|claiming|tells?|telling|told|swears?|knows|moved|moving|is\s+moving)|"
-    r"people\s+love\s+to|\w+\s+ppl\s+love|lol|lmao|lmfao|rofl|haha+|smh|ngl|no\s+cap|"
+    r"people\s+love\s+to|(?:\d+|five|ten|twenty|a\s+few)\s+bucks\s+says|loser\s+buys|\w+\s+ppl\s+love|lol|lmao|lmfao|rofl|haha+|smh|ngl|no\s+cap|"
     r"or\s+im\s+\w+ing|cope|i\s+think\s+(?:its|it'?s|that'?s|thats)\s+(?:cuz|because|bc)|cuz)\b", re.IGNORECASE)
 #: a run-on aside about what the answer is for or who said what ("i need it for my social studies project", "my
 #: teacher said its really high", "we are learning about ...", "i have to write about it for spanish class")
@@ -127,6 +127,12 @@ def drop_remarks(question: str, cat: Catalog | None = None) -> tuple[str, list[s
         if i > first_ask and "?" not in body and _WANT.search(body) and not _INSTRUCTS.search(body):
             remarks.append(body.strip(" ?.!"))  # "Which 5 states have the WORST poverty rates? want the hard numbers"
             continue
+        # "TOP 10 BIGGEST CITIES IN OHIO GO.": a request ending in "go"
+        go = re.search(r"\s+go\W*$", body, re.IGNORECASE)
+        if go and len(body[:go.start()].split()) >= 3 and not re.search(r"\b(?:did|does|do|will|would|to|can)\s*$",
+                                                                          body[:go.start()], re.IGNORECASE):
+            remarks.append(go.group(0).strip(" ?.!"))
+            body = body[:go.start()] + _end_mark(body)
         # "Top 5 richest counties in Georgia by median household income - go", "... rate - need the number for ..."
         dash = re.search(r"\s[-—–]+\s+(?=\S)", body)
         if dash and _WANT_GENERIC.match(body[dash.end():]) and not _INSTRUCTS.search(body[dash.end():]):
