@@ -35,7 +35,7 @@ from .read.parsed import Parse
 from .read.parser import TABLE_ID
 from .read.periods import dollar_words
 from .read.remarks import SYMBOLS
-from .read.vocabulary import NUM_WORDS, PURPOSE_LEAD
+from .read.vocabulary import NUM_WORDS, PURPOSE_LEAD, PURPOSE_NOUNS
 
 #: a word of the question: letters and digits, a number with its separators, or a percent sign
 _TOKEN = re.compile(r"\$?\d(?:[\d,]*\d)?(?:\.\d+)?%?|[a-z][a-z0-9]*|%")
@@ -227,10 +227,7 @@ _PHRASES = (
     r"i mean", r"at the moment", r"excuse me", r"por favor", r"(?:muchas )?gracias", r"obrigad[oa]", r"you know",
     r"(?:counties|county) (?:or|and) independent cities", r"(?:the )?latest (?:acs|data|numbers|figures|estimates)",
     # the purpose of the question: "for a housing affordability piece", "for a story on Latino communities,"
-    r"for (?:a|an|my|our|the) (?:\w+ ){0,3}(?:piece|brief|story|memo|report|unit|project|class|paper|article|"
-    r"briefing|presentation|newsletter|talk|grant|homework|assignment|thesis|seminar|lecture|course|research|"
-    r"proposal|segment|show|episode|broadcast|podcast|pitch|meeting|hearing|application|study|analysis|review|"
-    r"campaign|budget|plan|deck|website|post|blog|summary|assessment)"
+    r"for (?:a|an|my|our|the) (?:\w+ ){0,3}(?:" + PURPOSE_NOUNS + ")"
     r"(?: (?:on|about) (?:\w+ ){0,3}?\w+(?=,))?",
     r"(?:a )?(?:different|diffrent|differnt|another|new|separate|unrelated) question",
     r"for (?:\w+ )?purposes", r"for (?:a|an|my|our|the|this) (?:\w+ ){0,2}(?:purpose|use|audience)",

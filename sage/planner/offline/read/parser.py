@@ -42,6 +42,7 @@ from .vocabulary import (
     PLACE_LEVEL,
     PLACE_LEVEL_WEAK,
     PURPOSE_LEAD,
+    PURPOSE_NOUNS,
     SUB_STATE,
     SUB_STATE_NOT_PLACES,
     VERSUS_AVG,
@@ -207,10 +208,8 @@ def _names_own_place(t: str, span: tuple[int, int], cat: Catalog) -> bool:
 
 #: "for a memo on the Rural Georgia Prosperity initiative", "for our story about rural hospitals": a purpose and its
 #: topic, to the end of the clause
-_PURPOSE_TOPIC = re.compile(r"\bfor (?:a|an|my|our|the|this) (?:[a-z-]+ ){0,3}(?:memo|story|piece|report|brief|"
-                            r"briefing|article|segment|presentation|proposal|grant|paper|project|class|lesson|newsletter|post|"
-                            r"blog|hearing|meeting|initiative|campaign) ((?:on|about|regarding) (?:[a-z'-]+ ){0,6}?"
-                            r"[a-z'-]+)(?=\s*(?:[,.;:?!]|$))")
+_PURPOSE_TOPIC = re.compile(r"\bfor (?:a|an|my|our|the|this) (?:[a-z-]+ ){0,3}(?:" + PURPOSE_NOUNS + r") ((?:on|about|"
+                            r"regarding) (?:[a-z'-]+ ){0,6}?[a-z'-]+)(?=\s*(?:[,.;:?!]|$))")
 #: "the most recent period", "the most recent ACS": the latest data
 _LATEST = re.compile(r"\b(?:the\s+)?most\s+recent(?=\s+(?:period|year|data|release|estimates?|figures|numbers|acs|"
                      r"census|survey|available|five|5)\b|\s*$|\s*[,.?!])")

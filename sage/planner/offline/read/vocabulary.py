@@ -51,6 +51,13 @@ NUM_WORDS.update({f"{ten} {unit}": value + NUM_WORDS[unit] for ten, value in _TE
 NUM_WORD_RE = "|".join(sorted((re.escape(w) for w in NUM_WORDS), key=len, reverse=True))
 
 #: postal codes that are also English words: only taken when written in capitals (or right after a county name)
+#: what an answer is for ("for a housing affordability piece", "for our proposal", "for the needs assessment"): the
+#: nouns of a purpose, one list for the ledger's purpose phrase and the parser's purpose and its topic
+PURPOSE_NOUNS = ("piece|brief|briefing|story|memo|report|unit|project|class|lesson|paper|article|presentation|"
+                 "newsletter|talk|grant|homework|assignment|thesis|seminar|lecture|course|research|proposal|segment|"
+                 "show|episode|broadcast|podcast|pitch|meeting|hearing|application|study|analysis|review|campaign|"
+                 "initiative|budget|plan|deck|website|post|blog|summary|assessment")
+
 #: a purpose clause that opens the question ("For a memo I'm drafting ..., could you", "For the housing element of
 #: our plan, what is ...", "For the higher-education funding memo, please identify ..."): read as context by the
 #: ledger, and masked before the readers (its "higher" is no comparison)
