@@ -141,3 +141,21 @@ def test_a_city_named_bare_after_a_city_of_another_state_is_that_city(settings):
     assert then.answered and [(r[0], float(r[1])) for r in then.result.rows] == \
         [(n, float(v)) for n, v in missoula]
     assert then.assumptions[0].startswith("Read as:")
+
+
+def test_a_question_with_its_own_subject_line_after_a_city_is_no_edit_of_it(settings):
+    """Seen in the browser: after "and Missoula?", "Benton County vs Washington County, Arkansas: is the gap ...
+    real?" lost its subject line as an aside before a colon and was read as an edit of the city (declined); a
+    subject line that names places is the question's own."""
+    from sage import agent
+
+    turns: list = []
+    for question in ("How many people live in Boise, Idaho?", "and Missoula?",
+                     "Benton County vs Washington County, Arkansas: is the gap in median household income real or "
+                     "just survey noise?"):
+        answer = agent.ask(question, settings, planner="offline", record=False, use_verified=False,
+                           context=[a.as_prior() for a in turns])
+        turns.append(answer)
+    last = turns[-1]
+    assert last.answered and {(r[0], r[1]) for r in last.result.rows} == {("Benton County", "Arkansas"),
+                                                                           ("Washington County", "Arkansas")}

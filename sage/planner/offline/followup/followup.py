@@ -141,9 +141,11 @@ def _read(question: str, prior: Query, cat: Catalog, chunks: Sequence[Chunk], be
             question = " ".join(pieces[asks[-1]:])
     # "OK, widen it for a bar chart: the 10 Washington counties with the highest median home value": an aside before
     # a colon that changes no number, set or measure leaves the question after it ("OK" is no Oklahoma here)
+    # ("Benton County vs Washington County, Arkansas: is the gap ... real?" names its places there: no aside)
     aside = re.match(r"^([^:?]{1,60}):\s+(\S.*)$", question)
     if aside and not re.search(r"\b(not|no|except|excluding|without|only|just|top|bottom|percent\w*|share|rate|per|"
-                               r"each|total|in|for the|of)\b|\d", aside.group(1).lower().replace("for a", "")):
+                               r"each|total|in|for the|of)\b|\d", aside.group(1).lower().replace("for a", "")) \
+            and not _names_places(aside.group(1), cat):
         question = aside.group(2)
     question = re.sub(r"^\W*(ok|okay|oh|ah|hmm+|huh|wow|so|well|right|alright|great|cool|nice|thanks|thank you)"
                       r"\s*[,!.]\s+", "", question, flags=re.IGNORECASE)
