@@ -159,3 +159,20 @@ def test_a_question_with_its_own_subject_line_after_a_city_is_no_edit_of_it(sett
     last = turns[-1]
     assert last.answered and {(r[0], r[1]) for r in last.result.rows} == {("Benton County", "Arkansas"),
                                                                            ("Washington County", "Arkansas")}
+
+
+def test_a_follow_ups_own_remarks_are_set_aside_and_the_earlier_ones_are_not_repeated(settings):
+    """Seen in the browser: the card of "and Missoula?" repeated the remark of the question before it; and a
+    follow-up's own remark ("bet its way smaller lol") was unread."""
+    from sage import agent
+
+    turns: list = []
+    for question in ("How many people live in Boise, Idaho? feels like everyone moved there lately",
+                     "and Missoula? bet its way smaller lol", "what about Nampa"):
+        turns.append(agent.ask(question, settings, planner="offline", record=False, use_verified=False,
+                               context=[a.as_prior() for a in turns]))
+    second, third = turns[1], turns[2]
+    assert second.answered and third.answered
+    assert any("bet its way smaller lol" in a for a in second.assumptions)
+    assert not any("everyone moved there" in a for t in (second, third) for a in t.assumptions)
+    assert [r[0] for r in third.result.rows] == ["Nampa city, Idaho"]

@@ -31,6 +31,7 @@ from ..read.parser import MODIFIER, in_state, split_context
 from ..read.periods import CHANGE_WORDS, check_loaded, courtesy_words, dollar_words
 from ..read.places import find_places
 from ..read.ranking import read_rank
+from ..read.remarks import drop_remarks
 from ..read.scope import read_scope
 from ..read.thresholds import find_thresholds
 from ..read.units import unit_edit
@@ -103,9 +104,13 @@ def read_followup(question: str, prior: Query, cat: Catalog, chunks: Sequence[Ch
 
     Raises :class:`Decline` for a follow-up that cannot be mapped onto ``prior``."""
     applied: list[Edit] = []
+    # "and Missoula? bet its way smaller lol": a remark around a follow-up, as around a question in full
+    question, remarks = drop_remarks(question, cat, least=1)
     q = _read(question, prior, cat, chunks, before, seen, applied)
     if edits is not None:
         edits[:] = list(dict.fromkeys(applied)) if q is not None else []
+    if q is not None and remarks:
+        q = q.edit(notes=(*q.notes, *(f"Read “{r}” as a remark, not part of the question." for r in remarks)))
     return q
 
 
@@ -635,8 +640,14 @@ def _read(question: str, prior: Query, cat: Catalog, chunks: Sequence[Chunk], be
     # a note about a place the answer no longer holds ("“tuscon” read as Tucson city, AZ" after "and Phoenix?") is
     # the earlier answer's, not this one's
     swapped_out = {pl.label for pl in prior.geo.places} - {pl.label for pl in q.geo.places}
+    # and a note about the earlier question's own words (a remark set aside, a word written right) is that
+    # question's: "Read “feels like everyone moved there lately” as a remark" on the card of "and Missoula?"
     return q.edit(notes=tuple(n for n in q.notes if not n.startswith("Among the places")
-                              and not any(label in n for label in swapped_out)))
+                              and not any(label in n for label in swapped_out) and not _ABOUT_WORDS.match(n)))
+
+
+#: notes about how the words of a question were taken (not about what the answer holds)
+_ABOUT_WORDS = re.compile(r"Read “.*” as a remark, not part of the question\.$|“[^”]+” read as “[^”]+”\.$")
 
 
 LEVEL_PLURAL_NAMES = {"county": "counties", "state": "states"}

@@ -94,13 +94,14 @@ def _statement(text: str) -> bool:
         not _ASKS.match(text)
 
 
-def drop_remarks(question: str, cat: Catalog | None = None) -> tuple[str, list[str]]:
+def drop_remarks(question: str, cat: Catalog | None = None, *, least: int = 3) -> tuple[str, list[str]]:
     """``question`` without its remarks about the answer, and those remarks: a sentence or a closing clause (after
     a comma) that guesses or banters ("top 10 counties for median home value, bet its literally all california";
     "5 biggest cities in ohio by population. columbus better be #1 or im rioting"), and a closing tag that doubts
     ("is charlotte nc actually bigger than nashville tn or is that cope").  The places and numbers of a guess are
     not the question's: read as the question, they answered another one (the guess instead of the ranking).  A
-    remark is dropped only when a question of three words or more is left; the plan's notes name it."""
+    remark is dropped only when a question of ``least`` words or more is left (a follow-up's may be one: "and
+    Missoula?"); the plan's notes name it."""
     text = " ".join(SYMBOLS.sub(" ", question).split())
     remarks: list[str] = []
     hello = _GREETING.match(text)
@@ -188,7 +189,7 @@ def drop_remarks(question: str, cat: Catalog | None = None) -> tuple[str, list[s
         if body.strip():
             kept.append(body.strip())
     rest = " ".join(kept)
-    if not remarks or len(re.findall(r"[A-Za-z0-9]+", rest)) < 3:
+    if not remarks or len(re.findall(r"[A-Za-z0-9]+", rest)) < least:
         return question, []
     return rest, remarks
 

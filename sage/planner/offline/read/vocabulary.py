@@ -246,7 +246,7 @@ REGIONAL_WORDS = frozenset(
     "interior".split())
 
 
-STOP_BEFORE_PLACE = frozenset("in of for at from near around across within inside".split())
+STOP_BEFORE_PLACE = frozenset("in of for at from near around across within inside about".split())
 JOINERS = frozenset("vs versus and or with to".split())
 
 
