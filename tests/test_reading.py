@@ -176,3 +176,30 @@ def test_a_follow_ups_own_remarks_are_set_aside_and_the_earlier_ones_are_not_rep
     assert any("bet its way smaller lol" in a for a in second.assumptions)
     assert not any("everyone moved there" in a for t in (second, third) for a in t.assumptions)
     assert [r[0] for r in third.result.rows] == ["Nampa city, Idaho"]
+
+
+def test_top_n_after_a_ranking_of_losses_keeps_its_end(settings):
+    """"Make that the top 10." after "And which lost the most?": the first ten of that ranking (the biggest losses),
+    not the ten biggest gains — its "top" says how many, not which end."""
+    from sage import agent
+
+    turns: list = []
+    for question in ("Which five Texas counties added the most residents between 2014-2018 and 2019-2023?",
+                     "And which lost the most?", "Make that the top 10."):
+        turns.append(agent.ask(question, settings, planner="offline", record=False, use_verified=False,
+                               context=[a.as_prior() for a in turns]))
+    lost, ten = turns[1], turns[2]
+    assert len(ten.result.rows) == 10 and [r[0] for r in ten.result.rows[:5]] == [r[0] for r in lost.result.rows]
+
+
+def test_the_capital_of_a_state_answers_which_one(settings):
+    """"what is the population of Columbia?" is asked back; "sorry, i meant the capital of South Carolina" names the
+    state of the one meant (it had been read as South Carolina's population, its words taken for an aside)."""
+    from sage import agent
+
+    first = agent.ask("what is the population of Columbia?", settings, planner="offline", record=False,
+                      use_verified=False)
+    assert first.declined
+    then = agent.ask("sorry, i meant the capital of South Carolina", settings, planner="offline", record=False,
+                     use_verified=False, context=[first.as_prior()])
+    assert [r[0] for r in then.result.rows] == ["Columbia city, South Carolina"]

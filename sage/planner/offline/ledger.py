@@ -559,7 +559,7 @@ _REQUEST = re.compile(r"\b(need|want|wants|give|show|tell|list|compare|what|whic
 #: a request inside a clause about the asker: a verb of asking, or a question word that opens it ("we're mapping
 #: where to place satellite offices" asks nothing; "I'm wondering which county ..." does)
 _ASKER_REQUEST = re.compile(r"\b(need|want|wants|give|show|tell|list|compare|find|pull|get|rank|looking for|would like|"
-                            r"wonder|wondering|curious)\b|^\W*(?:what|which|how|who|where)\b")
+                            r"wonder|wondering|curious|mean|meant)\b|^\W*(?:what|which|how|who|where)\b")
 
 
 def _context_words(question: str) -> set[str]:

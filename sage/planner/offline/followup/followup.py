@@ -562,6 +562,10 @@ def _read(question: str, prior: Query, cat: Catalog, chunks: Sequence[Chunk], be
             bare_n = None
         if not n_given and bare_n:
             n, n_given = int(bare_n.group("n")), True
+        if bare_n is not None and re.search(r"\b(top|first)\b", bare_n.group(0)) and q.rank is not None:
+            # "Make that the top 10." after "And which lost the most?": the first ten of that ranking, not the
+            # ten highest (its "top" says how many, not which end)
+            direction = None
         if q.op is Op.CHANGE and q.rank is not None and (direction or n_given):
             # "make that the top 10": the ranked change, ten rows
             down = direction == "ASC" if direction else not q.rank.descending

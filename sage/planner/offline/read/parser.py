@@ -152,7 +152,7 @@ def read_question(question: str, chunks: Sequence[Chunk], cat: Catalog, earlier:
 
 
 _FILLER = frozenset("the one in i mean meant please ok okay sorry oh version city town county that of from thanks "
-                    "thank you yes yeah no state".split())
+                    "thank you yes yeah no state capital".split())
 
 
 def in_state(question: str, state: State) -> str:
