@@ -80,3 +80,11 @@ def scratch_database(settings, prefix: str):
     finally:
         with psycopg.connect(admin, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="module")
+def planner(settings):
+    """The offline planner on the session database (one per test module)."""
+    from sage.planner.offline.planner import OfflinePlanner
+
+    return OfflinePlanner(settings)

@@ -11,27 +11,12 @@ import math
 
 import pytest
 
-from sage import agent, execute, guard
-from sage.db import owner
-from sage.planner.offline.planner import OfflinePlanner
+from sage import agent
+
+from .planning import rows, run
 
 TRAVIS, HARRIS, COOK = "0500000US48453", "0500000US48201", "0500000US17031"
 INCOME = "B19013_001E"
-
-
-@pytest.fixture(scope="module")
-def planner(settings):
-    return OfflinePlanner(settings)
-
-
-def run(plan, settings):
-    assert not plan.declined, plan.assumptions
-    return execute.run(guard.check(plan.sql, max_rows=settings.max_rows), settings)
-
-
-def rows(settings, sql, *params):
-    with owner(settings) as conn:
-        return conn.execute(sql, params).fetchall()
 
 
 def at(settings, geo_id, code, vintage):

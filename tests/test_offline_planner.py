@@ -8,23 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from sage import execute, guard
 from sage.db import owner
 from sage.evaluate import compare_results, gold_is_ordered, values_equal
 from sage.planner.base import Attempt, Planner
-from sage.planner.offline.planner import OfflinePlanner
 from sage.text import normalize
 from sage.types import Chunk
 
-
-@pytest.fixture(scope="module")
-def planner(settings):
-    return OfflinePlanner(settings)
-
-
-def run(plan, settings):
-    assert not plan.declined, plan.assumptions
-    return execute.run(guard.check(plan.sql, max_rows=settings.max_rows), settings)
+from .planning import run
 
 
 def db_value(settings, sql, *params):

@@ -8,26 +8,11 @@ from __future__ import annotations
 
 import pytest
 
-from sage import agent, execute, guard, significance
-from sage.db import owner
-from sage.planner.offline.planner import OfflinePlanner
+from sage import agent, significance
+
+from .planning import rows, run
 
 AUSTIN, TRAVIS = "1600000US4805000", "0500000US48453"
-
-
-@pytest.fixture(scope="module")
-def planner(settings):
-    return OfflinePlanner(settings)
-
-
-def run(plan, settings):
-    assert not plan.declined, plan.assumptions
-    return execute.run(guard.check(plan.sql, max_rows=settings.max_rows), settings)
-
-
-def rows(settings, sql, *params):
-    with owner(settings) as conn:
-        return conn.execute(sql, params).fetchall()
 
 
 def value(settings, geo_id, code="B01003_001E"):

@@ -7,26 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from sage import execute, guard
-from sage.db import owner
 from sage.planner.offline.catalog import load_catalog
-from sage.planner.offline.planner import OfflinePlanner
 from sage.planner.offline.read.spelling import correct
 
-
-@pytest.fixture(scope="module")
-def planner(settings):
-    return OfflinePlanner(settings)
-
-
-def run(plan, settings):
-    assert not plan.declined, plan.assumptions
-    return execute.run(guard.check(plan.sql, max_rows=settings.max_rows), settings)
-
-
-def rows(settings, sql, *params):
-    with owner(settings) as conn:
-        return conn.execute(sql, params).fetchall()
+from .planning import rows, run
 
 
 def test_a_letter_dropped_from_a_word_of_the_vocabulary_is_written_back(settings):
