@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from decimal import Decimal
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -11,6 +12,8 @@ import pytest
 from sage import charts
 from sage.charts.bars import INSIDE_LABEL_SHARE
 from sage.charts.maps import NO_DATA_COLOR
+
+ROOT = Path(__file__).resolve().parent.parent
 
 STATES = [
     ["0400000US06", "California", 39_242_785],
@@ -586,3 +589,35 @@ def test_humanize():
     assert charts.humanize("poverty_rate_pct") == "Poverty rate"
     assert charts.humanize("hh_income") == "Household income"
     assert charts.humanize("pct_change") == "Percent change" and charts.humanize("change") == "Change"
+
+
+def test_the_headline_and_the_chart_read_a_result_alike(planner, settings):
+    """The command line's headline reads rows as plain columns (no pandas), the charts as a DataFrame: the same
+    label, measures, units, margins, series and fractions for every result of the development set, so a sentence
+    and the chart beside it never disagree on what the rows are."""
+    from dataclasses import fields
+
+    from sage.charts.frame import analyse
+    from sage.charts.shape import Layout, read_table
+    from sage.evaluate import read_questions
+
+    from .planning import run
+
+    questions = read_questions(ROOT / "tests" / "data" / "questions" / "dev.jsonl")
+    compared = 0
+    for q in questions:
+        plan = planner.plan(q["question"])
+        if plan.declined:
+            continue
+        result = run(plan, settings)
+        if not result.rows:
+            continue
+        table = read_table(result.columns, result.rows)
+        shape = analyse(charts.to_frame(result.columns, result.rows), None)
+        for f in fields(Layout):
+            assert getattr(table.layout, f.name) == getattr(shape, f.name), (q["id"], f.name)
+        if table.layout.label:
+            assert [table.label(i) for i in range(len(table))] == [
+                "" if v is None else str(v) for v in shape.frame[table.layout.label]], q["id"]
+        compared += 1
+    assert compared >= 35

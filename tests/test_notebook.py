@@ -151,3 +151,33 @@ def test_eval_scores_without_pandas_or_altair(settings, tmp_path):
     report = json.loads(proc.stdout[:proc.stdout.rindex("HEAVY")])
     assert report["n"] == len(rows) and report["correct"] == len(rows), report
     assert proc.stdout.strip().endswith("HEAVY []")
+
+
+def test_ask_writes_its_headline_without_pandas_or_altair(settings):
+    """``sage ask`` prints the headline (a value with its margin, a pair, a change, a threshold list) reading the
+    rows as plain columns: a command-line answer loads neither pandas nor Altair (issue 22)."""
+    import json
+
+    questions = ["median household income in Travis County, TX",
+                 "median household income in Travis County vs Williamson County, TX",
+                 "which 3 counties in Texas grew the most in population from 2014-2018 to 2019-2023",
+                 "states with a poverty rate above 18%"]
+    code = ("import json, sys, sage; out = []\n"
+            "for q in sys.argv[1:]:\n"
+            "    a = sage.ask(q, planner='offline'); out.append([a.headline, a.result.rows if a.result else None])\n"
+            "print(json.dumps(out, default=str))\n"
+            "print('HEAVY', [m for m in ('pandas', 'altair') if m in sys.modules])")
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "SAGE_READER_URL", "ANTHROPIC_API_KEY")}
+    env.update(PYTHONPATH=str(ROOT), SAGE_DATA_DIR=str(settings.data_dir), SAGE_CATALOG_INDEX="off",
+               SAGE_EMBEDDED_LINGER_S="0")
+    proc = subprocess.run([sys.executable, "-c", code, *questions], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    answers = json.loads(proc.stdout[:proc.stdout.rindex("HEAVY")])
+    assert all(rows and said for said, rows in answers), answers
+    value, pair, change, threshold = (said for said, _ in answers)
+    assert "±$" in value and "Travis County" in value
+    assert "higher than" in pair and "Williamson County" in pair and "Travis County" in pair
+    assert "(2014-2018 to 2019-2023)" in change and "3 counties shown" in change
+    assert threshold.startswith(f"{len(answers[3][1])} states have")
+    assert proc.stdout.strip().endswith("HEAVY []")

@@ -13,7 +13,7 @@ from typing import Final
 import altair as alt
 import pandas as pd
 
-from .shape import d3_format
+from .frame import d3_format
 from .spec import RELIABILITY_TITLE
 
 #: bars at least this share of the longest carry their value label inside

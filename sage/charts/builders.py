@@ -18,9 +18,10 @@ import pandas as pd
 from ..types import DISPLAY_HINTS
 from .bars import _bar_chart, _grouped_chart, _order, _series
 from .change import _change_numbers, _change_panels, _difference, _ranked_by
+from .frame import Shape, analyse, to_frame
 from .geo import LEVEL_PLURALS, UNMAPPED_LEVELS, fips_codes, place_points, result_level
 from .maps import _choropleth, _dot_map
-from .shape import MAX_SERIES, Change, Shape, analyse, change_of, difference_of, humanize, to_frame, unit_of
+from .shape import MAX_SERIES, Change, change_of, difference_of, humanize, unit_of
 from .spec import ChartSpec, _metric, _place_of_row, _plot_frame
 
 #: beyond this many places a ranked bar chart stops being readable (51 states + DC + PR still fit)

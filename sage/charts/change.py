@@ -15,7 +15,8 @@ import altair as alt
 import pandas as pd
 
 from .bars import _bar_chart, _order
-from .shape import Change, Difference, Shape, d3_format, humanize
+from .frame import Shape, d3_format
+from .shape import Change, Difference, humanize
 from .spec import ChartSpec, _metric, _place_of_row, _plot_frame
 
 #: the earlier and the later period of a change (a light and a dark blue)

@@ -16,8 +16,9 @@ from typing import Any, Final
 import altair as alt
 import pandas as pd
 
+from .frame import Shape, d3_format
 from .geo import feature_ids, inline_topology, subset_topology, topology
-from .shape import Shape, d3_format, humanize
+from .shape import humanize
 from .spec import RELIABILITY_TITLE, ChartSpec, _plot_frame
 
 #: a county map of at most this many states zooms to them

@@ -6,6 +6,10 @@ name (``*_pct``/``*rate*``/``share`` are percentages, ``income``/``rent``/``valu
 ``gini``/``index`` are indexes, anything else is a count); margins of error sit in ``margin_error`` or
 ``<measure>_moe`` (ACS 90% margins); places are labelled by ``county_name`` + ``state_name``/``state_abbr``,
 ``state_name`` or ``name``.
+
+Plain Python, no pandas: the command line's headline reads a result here without importing pandas (0.4 s), and
+the charts read it the same way (:mod:`.frame` puts the rows in a DataFrame for plotting and hands the columns here),
+so a headline and a chart never disagree on which column names the rows or which margin goes with a measure.
 """
 
 from __future__ import annotations
@@ -16,8 +20,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
-
-import pandas as pd
 
 from .. import stats
 from ..significance import PERIOD_COLUMN
@@ -38,17 +40,7 @@ D3_FORMAT = {"dollars": "$,.0f", "percent": ".1%", "index": ".3f", "count": ",.0
 
 
 
-def to_frame(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> pd.DataFrame:
-    """The result as a DataFrame, with ``Decimal`` turned into ``float`` so that pandas and Arrow see numbers."""
-    data = [[float(v) if isinstance(v, Decimal) else v for v in row] for row in rows]
-    frame = pd.DataFrame(data, columns=_unique(list(columns)))
-    for col in frame.columns:
-        if _is_numeric(frame[col]):
-            frame[col] = pd.to_numeric(frame[col], errors="coerce")
-    return frame
-
-
-def _unique(names: list[str]) -> list[str]:
+def unique_names(names: list[str]) -> list[str]:
     """Duplicate column names (``SELECT a.x, b.x``) get a suffix; pandas and Vega-Lite need unique ones."""
     seen: dict[str, int] = {}
     out = []
@@ -63,11 +55,14 @@ def _unique(names: list[str]) -> list[str]:
     return out
 
 
-def _is_numeric(series: pd.Series) -> bool:
-    values = [v for v in series if v is not None and not (isinstance(v, float) and math.isnan(v))]
-    return bool(values) and all(
-        isinstance(v, (int, float, Decimal)) and not isinstance(v, bool) for v in values
-    )
+def is_numeric(values: Sequence[Any]) -> bool:
+    """True when every value that is there (not None, not NaN) is a number (a bool is not)."""
+    present = [v for v in values if not _missing(v)]
+    return bool(present) and all(isinstance(v, (int, float, Decimal)) and not isinstance(v, bool) for v in present)
+
+
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
 
 
 def unit_of(name: str) -> str:
@@ -95,12 +90,12 @@ def unit_for_variable(label: str, concept: str = "") -> str:
     return "count"
 
 
-def _is_fraction(values: pd.Series, name: str) -> bool:
+def is_fraction(values: Sequence[Any], name: str) -> bool:
     """True when a percentage column holds fractions (0.123) rather than percents (12.3)."""
     if re.search(r"pct|percent", name, re.I):
         return False
-    clean = values.dropna()
-    return bool(len(clean)) and float(clean.abs().max()) <= 1.0
+    present = [abs(float(v)) for v in values if not _missing(v)]
+    return bool(present) and max(present) <= 1.0
 
 
 def humanize(name: str) -> str:
@@ -140,22 +135,15 @@ def format_value(value: Any, unit: str, *, fraction: bool = False) -> str:
     return f"{v:,.1f}" if abs(v) >= 10 else f"{v:,.2f}"
 
 
-def d3_format(unit: str, values: pd.Series) -> str:
-    if unit == "count":
-        clean = values.dropna()
-        if len(clean) and not all(float(v).is_integer() for v in clean) and clean.abs().max() < 1000:
-            return ",.1f"
-    return D3_FORMAT.get(unit, ",.1f")
-
-
 # --------------------------------------------------------------------------------------------------------------
 # what the result holds: a label column, measures, margins, FIPS codes
 
 
 @dataclass
-class Shape:
-    frame: pd.DataFrame
-    label: str | None  # column of the frame that names each row (may be a synthesized "place")
+class Layout:
+    """How a result reads: the column that names each row, the measures and their units, the margins of error."""
+
+    label: str | None  # column that names each row (may be a synthesized "place")
     label_title: str
     measures: list[str]
     moe: dict[str, str]  # measure -> margin column
@@ -164,21 +152,23 @@ class Shape:
     fractions: dict[str, bool]
 
 
-def analyse(frame: pd.DataFrame, units: dict[str, str] | None) -> Shape:
-    frame = frame.copy()
-    cols = list(frame.columns)
-    numeric = [c for c in cols if _is_numeric(frame[c])]
+def read_layout(values: dict[str, list[Any]], units: dict[str, str] | None) -> Layout:
+    """The layout of a result given as its columns' values (in column order).  When rows are named by county and
+    state, a ``place`` column ("Travis County, TX") is built and added to ``values``."""
+    cols = list(values)
+    numeric = [c for c in cols if is_numeric(values[c])]
     moe_cols = [c for c in numeric if _MOE_COLUMN.match(c)]
     measures = [c for c in numeric if c not in moe_cols and not _ID_COLUMN.match(c)]
     text_cols = [c for c in cols if c not in numeric and not _ID_COLUMN.match(c)]
 
-    label, label_title = _label(frame, cols, text_cols)
+    label, label_title = _label(values, cols, text_cols)
     series = None
     if label is not None:
         others = [c for c in text_cols if c != label and c not in PLACE_PARTS]
         for c in others:
-            distinct = frame[c].nunique(dropna=True)
-            if 1 < distinct <= MAX_SERIES and not frame.duplicated([label, c]).any():
+            distinct = {v for v in values[c] if not _missing(v)}
+            pairs = [(_key(a), _key(b)) for a, b in zip(values[label], values[c], strict=True)]
+            if 1 < len(distinct) <= MAX_SERIES and len(set(pairs)) == len(pairs):
                 series = c
                 break
 
@@ -193,8 +183,64 @@ def analyse(frame: pd.DataFrame, units: dict[str, str] | None) -> Shape:
         moe[measures[0]] = generic[0]
 
     unit_map = {m: (units or {}).get(m) or unit_of(m) for m in measures}
-    fractions = {m: unit_map[m] == "percent" and _is_fraction(frame[m], m) for m in measures}
-    return Shape(frame, label, label_title, measures, moe, series, unit_map, fractions)
+    fractions = {m: unit_map[m] == "percent" and is_fraction(values[m], m) for m in measures}
+    return Layout(label, label_title, measures, moe, series, unit_map, fractions)
+
+
+def _key(value: Any) -> Any:
+    """Missing values (None, NaN) are one value when rows are compared."""
+    return None if _missing(value) else value
+
+
+@dataclass
+class Table:
+    """A result as plain columns with its layout: what a sentence about it reads (:mod:`sage.headline`)."""
+
+    columns: dict[str, list[Any]]
+    layout: Layout
+
+    def __len__(self) -> int:
+        return len(next(iter(self.columns.values()), []))
+
+    def number(self, column: str, i: int) -> float | None:
+        value = self.columns[column][i]
+        if _missing(value) or isinstance(value, (str, bool)) or not isinstance(value, (int, float, Decimal)):
+            return None
+        return float(value)
+
+    def label(self, i: int) -> str:
+        """The name of row ``i`` ("" when the rows have no name column)."""
+        layout = self.layout
+        if layout.label is None or layout.label in layout.measures:
+            return ""
+        value = self.columns[layout.label][i]
+        return "" if _missing(value) else str(value)
+
+    def figure(self, m: str, i: int, *, signed: bool = False, absolute: bool = False) -> str:
+        """``$97,169 ±$1,652``: the value with its unit and, where the result has one, its 90% margin of error."""
+        raw = self.number(m, i)
+        unit, fraction = self.layout.units.get(m, unit_of(m)), self.layout.fractions.get(m, False)
+        if raw is not None and absolute:
+            raw = abs(raw)
+        text = format_value(raw, unit, fraction=fraction)
+        if signed and raw is not None and raw > 0:
+            text = "+" + text
+        moe_col = self.layout.moe.get(m)
+        if moe_col is not None:
+            moe = self.columns[moe_col][i]
+            if not _missing(moe):
+                text += " ±" + format_value(float(moe), unit, fraction=fraction)
+        return text
+
+
+def read_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], units: dict[str, str] | None = None) -> Table:
+    """A result's columns and rows read as a :class:`Table` (``Decimal`` as ``float``, duplicate names suffixed)."""
+    names = unique_names(list(columns))
+    values: dict[str, list[Any]] = {name: [] for name in names}
+    for row in rows:
+        for name, v in zip(names, row, strict=True):
+            values[name].append(float(v) if isinstance(v, Decimal) else v)
+    return Table(values, read_layout(values, units))
 
 
 PLACE_PARTS = ("county_name", "state_name", "state_abbr", "name")
@@ -234,25 +280,6 @@ def _number(value: Any) -> float | None:
         return None
     out = float(value)
     return None if math.isnan(out) or math.isinf(out) else out
-
-
-def table_frame(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> pd.DataFrame:
-    """The result as the answer card's table shows it: after each estimate's margin of error, a
-    ``<estimate> reliability`` column (``high (CV 1.1%)``; empty where there is no margin).  Changes and
-    differences get none (their significance is tested instead)."""
-    frame = to_frame(columns, rows)
-    if frame.empty:
-        return frame
-    shape = analyse(frame, None)
-    for measure, moe in shape.moe.items():
-        if not is_estimate(measure):
-            continue
-        texts = [reliability_text(x, m) for x, m in zip(frame[measure], frame[moe], strict=True)]
-        if not any(texts):
-            continue
-        at = list(frame.columns).index(moe) + 1
-        frame.insert(at, f"{measure} reliability", texts)
-    return frame
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -331,14 +358,14 @@ def difference_of(columns: Sequence[str]) -> Difference | None:
     return None
 
 
-def _label(frame: pd.DataFrame, cols: list[str], text_cols: list[str]) -> tuple[str | None, str]:
+def _label(values: dict[str, list[Any]], cols: list[str], text_cols: list[str]) -> tuple[str | None, str]:
     """Pick (or build) the column that names each row."""
     if "county_name" in cols:
         state = "state_abbr" if "state_abbr" in cols else "state_name" if "state_name" in cols else None
         if state:
-            frame["place"] = [
+            values["place"] = [
                 f"{c}, {s}" if isinstance(c, str) and isinstance(s, str) else (c if isinstance(c, str) else s)
-                for c, s in zip(frame["county_name"], frame[state], strict=True)
+                for c, s in zip(values["county_name"], values[state], strict=True)
             ]
             return "place", "County"
         return "county_name", "County"
@@ -353,6 +380,7 @@ def _label(frame: pd.DataFrame, cols: list[str], text_cols: list[str]) -> tuple[
     return None, ""
 
 
-__all__ = ["D3_FORMAT", "MAX_SERIES", "PLACE_PARTS", "RELIABILITY_NOTE", "Change", "Difference", "Shape", "analyse",
-           "change_of", "d3_format", "difference_of", "dollar_basis", "format_value", "humanize", "is_estimate",
-           "reliability_text", "table_frame", "to_frame", "unit_for_variable", "unit_of"]
+__all__ = ["D3_FORMAT", "MAX_SERIES", "PLACE_PARTS", "RELIABILITY_NOTE", "Change", "Difference", "Layout", "Table",
+           "change_of", "difference_of", "dollar_basis", "format_value", "humanize", "is_estimate", "is_fraction",
+           "is_numeric", "read_layout", "read_table", "reliability_text", "unique_names", "unit_for_variable",
+           "unit_of"]

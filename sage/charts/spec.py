@@ -16,7 +16,8 @@ from typing import Any, Final
 import pandas as pd
 
 from .. import stats
-from .shape import Shape, format_value, is_estimate, reliability_text
+from .frame import Shape
+from .shape import format_value, is_estimate, reliability_text
 
 #: a tooltip's name for :func:`~sage.charts.shape.reliability_text` (``high (CV 1.1%)``)
 RELIABILITY_TITLE: Final = "Reliability (CV, Esri bands)"
