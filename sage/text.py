@@ -48,7 +48,7 @@ def normalize(text: str, *, lower: bool = False) -> str:
     text = text.replace("'", "")
     # AP-style state abbreviations ("Maricopa County, Ariz.", "Worcester, Mass."): capitalised, with their period,
     # they are the state's postal code; without the period they stay words ("mass transit", "ill")
-    text = _AP_STATE.sub(lambda m: _AP_STATES[m.group(1).replace(" ", "")], text)
+    text = _AP_STATE.sub(lambda m: AP_STATES[m.group(1).replace(" ", "")], text)
     for pattern, repl in _WORDS:
         text = pattern.sub(repl, text)
     text = text.replace("&", " and ")
@@ -95,7 +95,36 @@ _WORDS: tuple[_Rule, ...] = (
 )
 
 #: words spelt short or misspelt (after "&" became "and")
+_SPOKEN_TEENS = ("ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen").split()
+_SPOKEN_UNITS = ("one two three four five six seven eight nine").split()
+_SPOKEN_YEAR_END = (r"(?:twenty(?:[\s-]+(?:" + "|".join(_SPOKEN_UNITS) + r"))?|" + "|".join(_SPOKEN_TEENS)
+                    + r"|oh[\s-]+(?:" + "|".join(_SPOKEN_UNITS) + r"))")
+
+
+def _spoken_number(words: str) -> int:
+    """``"twenty three"`` -> 23, ``"fourteen"`` -> 14, ``"oh nine"`` -> 9 (the end of a year said aloud)."""
+    parts = words.lower().replace("-", " ").split()
+    if parts[0] == "oh":
+        return _SPOKEN_UNITS.index(parts[1]) + 1
+    if parts[0] == "twenty":
+        return 20 + (_SPOKEN_UNITS.index(parts[1]) + 1 if len(parts) > 1 else 0)
+    return 10 + _SPOKEN_TEENS.index(parts[0])
+
+
+#: a year said aloud, as dictation writes it ("twenty fourteen", "two thousand eighteen", "twenty twenty three"), and
+#: the end of a period after it ("twenty fourteen to eighteen"): digits, as a period reader reads them
+_SPOKEN_YEAR = re.compile(r"\b(?:twenty|two\s+thousand(?:\s+and)?)[\s-]+(" + _SPOKEN_YEAR_END + r")\b", _I)
+_SPOKEN_YEAR_AFTER = re.compile(r"\b(20\d\d)(\s*(?:to|through|thru|-)\s*)(" + _SPOKEN_YEAR_END + r")\b", _I)
+
 _SHORTHAND: tuple[_Rule, ...] = (
+    (_SPOKEN_YEAR, lambda m: f"20{_spoken_number(m.group(1)):02d}"),
+    (_SPOKEN_YEAR_AFTER, lambda m: f"{m.group(1)}{m.group(2)}20{_spoken_number(m.group(3)):02d}"),
+    # "% pop growth", "% of pop 25+": a percent sign that follows no number is the word
+    (re.compile(r"(?:^|(?<=\s))%(?=\s*[A-Za-z])"), "percent"),
+    (re.compile(r"#s\b"), "numbers"),
+    (re.compile(r"\bavail\b", _I), "available"),
+    (re.compile(r"\bexcl\b", _I), "excluding"),
+    (re.compile(r"(?<=\s)em\b"), "them"),
     # "the 50 states + DC", "Multnomah + Washington": a plus sign between words is "plus" ("25+" stays)
     (re.compile(r"(?<=[A-Za-z)])\s*\+\s*(?=[A-Za-z(])"), " plus "),
     # "Manhattan (New York County)", "White (alone) householder": brackets only group words
@@ -146,7 +175,7 @@ _SPACES = re.compile(r"\s+")
 
 #: the Associated Press's state abbreviations (AP Stylebook), each with its postal code; the states the AP does not
 #: abbreviate (Alaska, Hawaii, Idaho, Iowa, Maine, Ohio, Texas, Utah) have none
-_AP_STATES = {
+AP_STATES = {
     "Ala": "AL", "Ariz": "AZ", "Ark": "AR", "Calif": "CA", "Colo": "CO", "Conn": "CT", "Del": "DE", "Fla": "FL",
     "Ga": "GA", "Ill": "IL", "Ind": "IN", "Kan": "KS", "Kans": "KS", "Ky": "KY", "La": "LA", "Md": "MD",
     "Mass": "MA", "Mich": "MI", "Minn": "MN", "Miss": "MS", "Mo": "MO", "Mont": "MT", "Neb": "NE", "Nebr": "NE",
@@ -154,7 +183,7 @@ _AP_STATES = {
     "Ore": "OR", "Oreg": "OR", "Pa": "PA", "Penn": "PA", "R.I": "RI", "S.C": "SC", "S.D": "SD", "Tenn": "TN",
     "Vt": "VT", "Va": "VA", "Wash": "WA", "W.Va": "WV", "W. Va": "WV", "Wis": "WI", "Wisc": "WI", "Wyo": "WY",
 }
-_AP_STATE = re.compile(r"(?<![A-Za-z.])(" + "|".join(re.escape(k) for k in sorted(_AP_STATES, key=len, reverse=True))
+_AP_STATE = re.compile(r"(?<![A-Za-z.])(" + "|".join(re.escape(k) for k in sorted(AP_STATES, key=len, reverse=True))
                        + r")\.(?:s(?![A-Za-z]))?(?=[\s,;:?!)]|$)")  # (also possessive: "Baxter County, Ark.'s")
 
 
@@ -163,4 +192,4 @@ def overlaps(span: tuple[int, int], spans: Iterable[tuple[int, int]]) -> bool:
     return any(span[0] < b and a < span[1] for a, b in spans)
 
 
-__all__ = ["normalize", "overlaps"]
+__all__ = ["AP_STATES", "normalize", "overlaps"]

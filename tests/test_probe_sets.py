@@ -1,10 +1,11 @@
-"""The blind probe sets of issues 25 and 20 (1,080 single questions in twenty-five sets; 50 conversations, 233 turns in
+"""The blind probe sets of issues 25 and 20 (1,200 single questions in twenty-eight sets; 50 conversations, 233 turns in
 five sets), written by people who had not read the planner, through the real path and scored by
 :func:`sage.evaluate.score`.  The c, d and e sets were written in a later session, in new voices, e held out until c
 and d were fixed; f, g and h (40 each) and the held-out i and j (30 each) in a third, i and j scored only after the
 fixes for f-h, then k, l and m (40 each) scored only after the fixes for i and j, and n, o and p after those for
 k-m; q, r and s in a fourth session, scored before its fixes, then t, u and v scored after those, and w, x and y
-after those of t-v.
+after those of t-v; za, zb and zc in a fifth session, scored before its fixes (two of zb's gold queries ordered
+by a rounded value, whose ties fell in any order, were corrected to order by the value itself).
 
 Every question and turn that is answered right today must stay right.  The ones that are not are listed in
 :data:`NOT_YET` with what happens and why (the closing note of issues 20 and 25 gives the figures); they must fail
@@ -146,6 +147,39 @@ NOT_YET = {
     "R3Y-016": "wrong_declined: ambiguous: a bare city name of several places is asked back, never guessed",
     "R3Y-018": "wrong_declined: ambiguous: a bare city name of several places is asked back, never guessed",
     "R3Y-020": "wrong_declined: ambiguous: a bare city name of several places is asked back, never guessed",
+    "R4A-002": "wrong_declined: declined: I could not read “appendix”, “requires” in your question; nothing was answ",
+    "R4A-005": "wrong_declined: declined: I could not read “addressed”, “separately”, “agreement”, “include” in your",
+    "R4A-007": "wrong_declined: declined: “Attachment” is not a state, county or Census place (city, town or CDP) in",
+    "R4A-011": "wrong_declined: declined: no county named “qualifying county” was found in the data.",
+    "R4A-016": "wrong_declined: declined: I could not read “aurora” in your question; nothing was answered. Without ",
+    "R4A-018": "wrong_declined: ambiguous: “Cook” is the name of 5 places and counties: Cook County, IL (5,185,812 p",
+    "R4A-019": "wrong_declined: needs_fetch: “median age”: the data has only population and housing units for Census",
+    "R4A-032": "wrong_declined: declined: I could not read “sister”, “zillow”, “links”, “3”, “already”, “awake” in y",
+    "R4A-036": "wrong_declined: declined: I could not read “prices” in your question; nothing was answered. Without ",
+    "R4A-037": "wrong_declined: declined: I could not read “mobile”, “clinic”, “4” in your question; nothing was ans",
+    "R4B-003": "wrong_declined: declined: the shipped census extract has no data on family income and family counts ",
+    "R4B-005": "wrong_declined: declined: I could not read “next” in your question; nothing was answered. Without th",
+    "R4B-007": "wrong_declined: declined: I could not read “miners”, “tug”, “deserve”, “truth” in your question; not",
+    "R4B-009": "wrong_declined: ambiguous: “Commerce” is the name of 6 places: Commerce City city, CO (64,640 people",
+    "R4B-020": "wrong_declined: declined: I could not read “bigger” in your question; nothing was answered. Without ",
+    "R4B-021": "wrong_declined: ambiguous: “Mountain” is the name of 3 places: Mountain City city, TX (855 people); ",
+    "R4B-024": "wrong_declined: declined: “neighborhood”: the data covers states, counties and Census places (cities",
+    "R4B-029": "wrong_declined: declined: the question compares places, but only Pitkin County, CO could be read fro",
+    "R4B-030": "wrong_declined: declined: I could not read “ref”, “app” in your question; nothing was answered. With",
+    "R4B-031": "wrong_declined: declined: every state the question names is also left out; nothing is left to answer",
+    "R4B-032": "wrong_declined: declined: I could not read “comparing”, “vs”, “remote”, “hire”, “pool” in your quest",
+    "R4B-033": "wrong_declined: ambiguous: “Austin” is the name of 8 places and counties: Austin city, TX (967,862 p",
+    "R4B-034": "wrong_declined: declined: I could not read “ba”, “total” in your question; nothing was answered. Wit",
+    "R4C-008": "wrong_declined: declined: I could not read “not” in your question; nothing was answered. Without tha",
+    "R4C-009": "wrong_declined: declined: I could not read “after” in your question; nothing was answered. Without t",
+    "R4C-016": "wrong_declined: declined: I could not find a measure the data has for that place in the question (th",
+    "R4C-018": "wrong_declined: declined: “the delta” is not a region with one agreed definition, and the data has n",
+    "R4C-019": "wrong_declined: declined: I could not find anything the data measures in the question (the shipped d",
+    "R4C-021": "wrong_declined: declined: I could not read “call” in your question; nothing was answered. Without th",
+    "R4C-023": "wrong_declined: ambiguous: “Lexington” is the name of 19 places and counties: Lexington County, SC (",
+    "R4C-028": "wrong_declined: declined: there is no Copiah County in Arizona in the data.",
+    "R4C-029": "wrong_declined: ambiguous: I could not read “witch”, “hole” in your question (“witch”: did you mean ",
+    "R4C-034": "wrong_declined: declined: I could not find a measure the data has for that place in the question (th",
 }
 
 

@@ -77,7 +77,7 @@ committee committees commission office senator senators representative represent
 legislator legislators delegation chamber summit hearing remarks constituents matter separate entirely different
 specifically particularly especially express expressed deliberately exactly precisely kindly able kind lol lmao
 haha hehe btw fyi imo tbh advance together
-confirm splendid wonderful fantastic brilliant
+confirm splendid wonderful fantastic brilliant even
 determine determining calculate calculating compute computing select filter ie eg etc rn atm recorded record records saw
 presumably probably perhaps maybe arguably admittedly naturally obviously clearly course
 actual
@@ -147,7 +147,7 @@ FEATURE_WORDS: dict[str, frozenset[str]] = {k: frozenset(v.split()) for k, v in 
     "tested": "significant significantly statistically significance 90 90% confidence margin margins error errors moe "
               "noise sampling real really true actual actually different difference differ within inside beyond "
               "gap meaningful level plus wash legit legitimate valid fair non overlapping nonoverlapping statistical "
-              "sense given",
+              "sense given z zscore score stat stats sig",
     "dollars_real": "inflation adjusted adjusting adjust real constant todays dollars dollar once after",
     "dollars_nominal": "nominal unadjusted dollars dollar raw",
     # the measures' kinds
@@ -236,8 +236,9 @@ _PHRASES = (
     # "per the latest ACS five-year estimates": according to; "for the most recent period available"
     r"per (?:the )?(?:latest |most recent |newest |current |\d{4} )?(?:acs|census|american community survey|data|"
     r"estimates?|figures|numbers|release)(?: (?:5|five) year)?(?: estimates| data| release)?",
-    r"(?:for |from |in )?the (?:most recent|latest|newest|current) (?:period|year|data|release|estimates|figures|"
-    r"numbers)(?: available)?",
+    r"(?:for |from |in )?(?:the )?(?:most recent|latest|newest|current) (?:period|year|data|release|estimates|"
+    r"figures|numbers)(?: available)?",
+    r"first things first",
     # "Dakota County, Nebraska across the river": where a place lies, said of a place the question names
     r"across the (?:river|border|state line|line|bridge|lake|bay|street|way|water)",
     # "for soc 201", "for my econ 101 class": a course
@@ -808,11 +809,13 @@ def account(p: Parse, q: Query, prior: Query | None = None, cat: Catalog | None 
                 any(x.by in ("measure", "frame") for x in after):
             words[i] = Word(w.text, w.start, w.end, "display")
     # a measure found through retrieval (by meaning, the assumptions say so) reads the words that named it: the
-    # unread words that are neither a modifier, a number nor a place
+    # unread words that are neither a modifier, a number nor a place — nor a name ("5 largest places in Ga. by
+    # housing units. Expect Atlanta, then Columbus": no measure is named by "Atlanta", and read so, the ranking
+    # before it vanished without a word)
     if any(m.start == m.end == len(p.t) for m in p.mentions):
         for i, w in enumerate(words):
             if not w.by and w.text not in _NEVER_FUNCTION and not w.text[0].isdigit() and \
-                    not any(w.start < e and s < w.end for s, e in vanished):
+                    not _a_name(p.tc, w.start) and not any(w.start < e and s < w.end for s, e in vanished):
                 words[i] = Word(w.text, w.start, w.end, "retrieval")
     # "Texas's big five urban counties — Harris, Dallas, ...": words that describe places the question names one by
     # one, right before their level word, are read with them
@@ -828,6 +831,11 @@ def account(p: Parse, q: Query, prior: Query | None = None, cat: Catalog | None 
                     if not words[j].by and (initial or not p.tc[words[j].start:words[j].start + 1].isupper()):
                         words[j] = Word(words[j].text, words[j].start, words[j].end, "description")
     return Ledger(tuple(words))
+
+
+def _a_name(tc: str, at: int) -> bool:
+    """Whether the word at ``at`` is written as a name: capitalised, not first in its sentence."""
+    return tc[at:at + 1].isupper() and at > 0 and not re.search(r"(?:^|[.?!:;—–-])\W*$", tc[:at])
 
 
 #: the asker's own place in a comparison ("for us compared with ...", "than us", "us vs them")

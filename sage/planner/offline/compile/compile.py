@@ -230,7 +230,10 @@ def _set(q: Query, margins: bool, ids: bool = False) -> Compiled:
         limit: int | None = rank.n
     else:
         first = q.conditions[0].measure if q.conditions else measures[0]
-        order, limit = (first, True), None
+        # a list of places above a limit starts with the highest, one below a limit with the lowest: the furthest
+        # past the line first
+        below = bool(q.conditions) and q.conditions[0].op in ("<", "<=") and q.conditions[0].measure == first
+        order, limit = (first, not below), None
     # a ranking, or units named by code, shows each value's margin: its places are compared, neighbour by neighbour
     compared = margins and not ids and (rank is not None or bool(geo.units)) and not (
         q.periods and q.periods[0] != measures[0].vintage)

@@ -276,12 +276,14 @@ def _build(p: Parse, cat: Catalog) -> Query:
         return q.edit(op=Op.TOTAL, sums=tuple(summable), rank=None)
     pick = _PICK_ONE.search(masked)
     if pick and p.places and len({pl.level for pl in p.places}) == 1 and (set_query or SUPERLATIVE.search(masked)):
-        # "Raleigh or Durham ... which of the two cities has more housing units?": the one of the places named
+        # "Raleigh or Durham ... which of the two cities has more housing units?": the places named, ranked, the one
+        # asked for first (a place the question names never drops out of the answer)
         q = set_frame(p, cat, measures, masked, notes, p.places[0].level)
         if q.rank is not None:
-            notes.append(f"The one of {join_words([pl.label for pl in p.places])} asked for (“{pick.group(0)}”).")
+            notes.append(f"{join_words([pl.label for pl in p.places])} ranked: the first is the one asked for "
+                         f"(“{pick.group(0)}”).")
             return q.edit(geo=replace(q.geo, places=tuple(p.places), within=()),
-                          rank=replace(q.rank, n=1, n_given=False))
+                          rank=replace(q.rank, n=len(p.places), n_given=False))
     if set_query:
         return set_frame(p, cat, measures, masked, notes, p.level or "state")
     # "what percentage of adults in New York City's five boroughs ...": the whole the parts make up, one figure

@@ -221,11 +221,15 @@ def set_frame(p: Parse, cat: Catalog, measures: list[Measure], masked: str, note
         if per_parent and not n_given:
             n = 1
         named = level_places or (scope_states if level == "state" else [])
-        if named and not n_given and len(named) > n and re.search(r"\b(both|each|all|every)\b", masked):
-            # "which state has a larger population, Vermont or Wyoming? Students should give both numbers": the
-            # places named, every one of them ranked
+        # (a region's states are a set, not places named: "which southern state has the highest poverty rate" is one)
+        explicit = [pl for pl in p.places if pl.level == level and pl.how != "region"]
+        if named and not n_given and len(named) > n and (len(explicit) > n or re.search(r"\b(both|each|all|every)\b",
+                                                                                        masked)):
+            # "which state has a larger population, Vermont or Wyoming?", "VA vs MD ... Which state is higher.": the
+            # places named, every one of them ranked, the one asked for first (a place the question names never
+            # drops out of the answer)
             n = len(named)
-            notes.append(f"All {n} places named are shown, ranked, as the question asks for each.")
+            notes.append(f"All {n} places named are shown, ranked: the first is the one asked for.")
         rank = Rank(by=rank_measure(p, masked, measures), descending=direction == "DESC", n=n, n_given=n_given,
                     per_parent=per_parent)
     op = Op.RANK if rank is not None else Op.LIST

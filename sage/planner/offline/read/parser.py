@@ -43,10 +43,13 @@ from .vocabulary import (
     PLACE_LEVEL_WEAK,
     PURPOSE_LEAD,
     PURPOSE_NOUNS,
+    RANKING_START,
+    REQUEST_START,
     SUB_STATE,
     SUB_STATE_NOT_PLACES,
     VERSUS_AVG,
     VS_US,
+    abbreviation_ends,
     join_words,
     mask,
     nice_name,
@@ -182,13 +185,6 @@ def _only_a_state(question: str, cat: Catalog) -> State | None:
 
 #: abbreviations whose period does not end a sentence ("St. Louis", "Washington, D.C. and ...")
 #: (the AP abbreviations of three letters or more only capitalised: "it's a wash. Is the difference ..." ends there)
-_NO_SENTENCE_END = re.compile(r"(?:\b(?:st|mt|ft|co|vs|no|dr|mr|mrs|ms|jr|sr|inc|approx|pct|est|dept|univ|ave|"
-                              r"e\.g|i\.e|u\.s|d\.c|pop|hh|med|avg|yr|yrs|cos|cty|twp|ga|ky|la|md|mo|pa|vt|va)|"
-                              r"\b(?-i:Ala|Ariz|Ark|Calif|Colo|Conn|Del|Fla|Ill|Ind|Kans?|Mass|Mich|Minn|Miss|Mont|Nebr?|"
-                              r"Nev|Okla|Oreg?|Penn|Tenn|Wash|Wisc?|Wyo|ALA|ARIZ|ARK|CALIF|COLO|CONN|DEL|FLA|ILL|IND|"
-                              r"KANS?|MASS|MICH|MINN|MISS|MONT|NEBR?|NEV|OKLA|OREG?|PENN|TENN|WASH|WISC?|WYO)|\b[a-z])\.$",
-                              re.IGNORECASE)
-
 
 #: towns set apart from the other kinds of places
 _ONLY_TOWNS = re.compile(r"\b(?:only|just)\s+(?:the\s+)?towns?\b|\btowns?\s+only\b|\b(?:incorporated|legal|official)\s+"
@@ -240,7 +236,7 @@ def split_context(question: str, states: Iterable[str] = (), *, subject: bool = 
     # (a sentence may end inside a quotation: "... 2019-2023.' Show me both states' change")
     for mt in re.finditer(r"[.?!]+[\"'”’]?\s+(?=[\"“(A-Za-z0-9$])", text):
         head = text[start:mt.start() + 1]
-        if text[mt.start()] == "." and not re.search(r"[?!]", mt.group(0)) and _NO_SENTENCE_END.search(head):
+        if text[mt.start()] == "." and not re.search(r"[?!]", mt.group(0)) and abbreviation_ends(head, text[mt.end():]):
             continue
         pieces.append(text[start:mt.end()].strip())
         start = mt.end()
@@ -250,7 +246,9 @@ def split_context(question: str, states: Iterable[str] = (), *, subject: bool = 
         asks = [i for i, x in enumerate(pieces) if "?" in x]
         # no question mark: the last sentence that asks (“Compare the poverty rates ... of Mississippi, Louisiana and
         # New Mexico. Note the B17025 table here is the 2018-2022 ACS.”), and what follows it
-        requests = [i for i, x in enumerate(pieces) if _REQUEST_START.match(x)]
+        # (a ranking asked in shorthand is a request too: "top 5 fla counties by median home value. asking for my
+        # sister ...", "5 largest places in Ga. by housing units. Expect Atlanta ...")
+        requests = [i for i, x in enumerate(pieces) if REQUEST_START.match(x) or RANKING_START.match(x)]
         # (with neither, the last sentence that is not about the asker or the purpose: "median household income
         # Washtenaw County vs Kent County, MI. deciding between Ann Arbor and Grand Rapids for store #2")
         told = [k for k, x in enumerate(pieces) if not (_AFTERWORD.search(x) and not MODIFIER.search(_plain(x)))]
@@ -298,7 +296,7 @@ def split_context(question: str, states: Iterable[str] = (), *, subject: bool = 
     # the scene (its "poor" is no measure asked for)
     turn = re.search(r",\s+(?:but|so|and so)\s+(?=(?:is|are|was|were|which|what|how|does|do|did|can|could|would|"
                      r"will)\b)", ask, re.IGNORECASE)
-    if turn is not None and len(ask[turn.end():].split()) >= 4 and not _REQUEST_START.match(ask):
+    if turn is not None and len(ask[turn.end():].split()) >= 4 and not REQUEST_START.match(ask):
         context = (context + " " + ask[:turn.start()]).strip()
         ask = ask[turn.end():]
     # "The Twin Cities counties, Hennepin and Ramsey: what's the median rent in each?"; "We just moved to Phoenix and
@@ -375,11 +373,6 @@ def modifies(text: str) -> bool:
 
 
 #: a sentence that asks for something
-_REQUEST_START = re.compile(r"\W*(?:(?:please|pls|now|ok|okay|so|and)\W+)?(what|which|how|is|are|does|do|can|could|"
-                            r"would|"
-                            r"give|show|list|rank|compare|tell|who|where|when|name|find|pull|get|enumerate|add|sum|"
-                            r"tally)\b",
-                            re.IGNORECASE)
 #: a sentence about the asker or the purpose: first person, "it's for ...", or an opening participle ("Thinking about
 #: a coffee cart", "Deciding where the bakery goes")
 _AFTERWORD = re.compile(r"\b(i|i'?m|i'?d|i'?ve|i'?ll|me|my|we|we'?re|we'?d|our|us)\b|^\W*(it'?s|this is|that'?s|"
@@ -466,12 +459,12 @@ def _use_context(p: Parse, context: str, cat: Catalog, chunks: Sequence[Chunk]) 
         places = [pl for pl in places if pl.level != "state"]
     if not places:
         return
-    choice = re.search(r"\b(which|compare[sd]?|vs|versus|either|bigger|larger|smaller|higher|lower|difference|gap|"
-                       r"significant\w*)\b", p.t)
-    if not _BACK_REFERENCE.search(p.t) and len(places) > 1 and not choice:  # "which has the bigger ...": all
-        places = places[-1:]
-    if _BACK_REFERENCE.search(p.t) and not re.search(r"\b(each|both|them|they|their|these|those|the (two|2|three|3|"
-                                                     r"four|4))\b", p.t):
+    # (a back reference to a comparison keeps every place: "Macomb County vs Oakland County, MI -- the median
+    # household income gap between them. Is that difference statistically significant or is it ...?")
+    compared = re.search(r"\b(compare[sd]?|vs|versus|either|difference|differ\w*|gap|significant\w*|higher|lower|"
+                         r"bigger|larger|smaller)\b", p.t)
+    if _BACK_REFERENCE.search(p.t) and not compared and not re.search(
+            r"\b(each|both|them|they|their|these|those|the (two|2|three|3|four|4))\b", p.t):
         places = places[-1:]  # "there" is the place named last
     # "one in Minneapolis (Hennepin County) and one in St. Paul (Ramsey County). How many people live in those two
     # counties put together?": the places of the kind the ask names

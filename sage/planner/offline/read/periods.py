@@ -37,7 +37,8 @@ _SPAN = re.compile(r"(?<![\d$,.])((?:19|20)\d\d)\s*(?:-|–|—|to|through|thru)
 #: a period named by its last year: "the 2018 ACS 5-year", "2018 5-year estimates", "2023 acs"
 _END_NAMED = re.compile(r"(?<![\d$,.])((?:19|20)\d\d)\s+(?:acs\s*)?(?:5|five)\s*(?:-\s*)?year\b|"
                         r"(?<![\d$,.])((?:19|20)\d\d)\s+acs\b")
-_YEAR = re.compile(r"(?<![\d$,.])((?:19|20)\d\d)(?!\d|,\d|\s*(?:%|percent))")
+#: (a fiscal year names a budget, not the data's period: "RE: FY2026 budget narrative", "for fiscal year 2025")
+_YEAR = re.compile(r"(?<![\d$,.])(?<!fy)(?<!fy )(?<!fiscal year )((?:19|20)\d\d)(?!\d|,\d|\s*(?:%|percent))")
 #: years with no ACS 5-year: the decennial censuses, and what one-year figures would need
 _CENSUS_YEAR = re.compile(r"\b((?:19|20)\d0)\s+(?:decennial\s+)?census\b|\bcensus\s+(?:of\s+)?((?:19|20)\d0)\b")
 _SINGLE_YEAR = re.compile(r"\b(last|this|past|previous|prior)\s+year\b|\byear\s+(?:over|on|to)\s+year\b|"

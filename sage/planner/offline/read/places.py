@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 import re
 
-from ....text import overlaps
+from ....text import AP_STATES, overlaps
 from ..catalog import Catalog, County, State, is_measure_word, state_words
 from ..declines import Decline, generic_suggestions, state_suggestions
 from .bare_names import find_bare_counties, qualified, state_after
@@ -106,6 +106,10 @@ def find_places(p: Parse, cat: Catalog) -> None:
     for n in sorted(taken):
         mt = codes[n]
         _add_state(p, cat.state_by_abbr[mt.group(1).upper()], mt.span(), "abbr")
+    # "top 5 fla counties", "calif cities": an AP abbreviation written without its period, before a level word
+    for mt in _AP_BEFORE_LEVEL.finditer(p.t):
+        if not overlaps(mt.span(1), p.blocked) and not any(overlaps(mt.span(1), [pl.span]) for pl in p.places):
+            _add_state(p, cat.state_by_abbr[AP_STATES[mt.group(1).capitalize()]], mt.span(1), "abbr")
     _find_fuzzy_states(p, cat)
     find_localities(p, cat)
     find_bare_counties(p, cat)
@@ -113,6 +117,9 @@ def find_places(p: Parse, cat: Catalog) -> None:
     resolve_ambiguous(p)
     county_fips_codes(p)
 
+
+_AP_BEFORE_LEVEL = re.compile(r"\b(" + "|".join(k.lower() for k in AP_STATES if "." not in k and len(k) > 2)
+                              + r")\s+(?:counties|county|cities|towns|places|parishes|cdps)\b")
 
 #: postal codes that are everyday words ("in counties", "or cities", "me"): never a state before a level word
 _PLAIN_WORDS = frozenset("in or me ok hi oh as am us de co id al ms mt la ne".split())

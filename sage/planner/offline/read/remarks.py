@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from ....census.mentions import find_mentions
 from ....text import normalize
 from ..catalog import counties_named
-from .vocabulary import COMMON_ENGLISH
+from .vocabulary import COMMON_ENGLISH, RANKING_START, REQUEST_START, sentences
 
 if TYPE_CHECKING:
     from ..catalog import Catalog
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 _REMARK = re.compile(
     r"\b(?:i\s+bet|bet(?:ting)?|gotta\s+be|got\s+to\s+be|has\s+to\s+be|have\s+to\s+be|must\s+be|better\s+be|"
     r"gonna\s+(?:be|win|lose|crush|top)|bound\s+to\s+be|prolly|i\s+(?:guess|suspect|reckon)|my\s+(?:guess|money)\s+is|"
-    r"pretty\s+sure|feels\s+like|seems\s+like|"
+    r"pretty\s+sure|feels\s+like|seems\s+like|expect(?:ing)?|guessing|"
     # what others say: "everyone keeps saying ...", "people always claim ...", "my uncle swears ..."
     r"(?:every(?:one|body)|people|folks|they)\s+(?:keeps?\s+|kept\s+|always\s+|still\s+)?(?:says?|saying|said|"
     r"thinks?|claims?|claiming|tells?|telling|told|swears?|knows|moved|moving|is\s+moving)|"
@@ -48,6 +48,8 @@ _ASIDE = re.compile(r"\b(?:(?:i|we)\s+(?:need|needed)\s+(?:it|this|these|them)\s
 _WANT = re.compile(r"^\W*(?:i\s+)?(?:just\s+)?(?:(?:want|need|needs|wanted|gotta\s+have)\b|go\W*$|dont\s+want\b|"
                    r"don'?t\s+want\b)", re.IGNORECASE)
 _INSTRUCTS = re.compile(r"\b(map|chart|table|graph|bar|only|just\s+the|exclud\w*|includ\w*|except|without|top|bottom|"
+                        r"(?:largest|biggest|smallest|highest|lowest|most|least|top|bottom)\s+first|ascending|"
+                        r"descending|order|"
                         r"rank\w*|sort\w*|per|each|percent\w*|share|rate|rates|ratio|average|mean|median|total|sum|"
                         r"combined|change|difference|significan\w*|margins?|moe|nominal|inflation|dollars|both|all)\b|\d",
                         re.IGNORECASE)
@@ -65,7 +67,7 @@ _SIGN_OFF = re.compile(r"(?:(?<=[.!?,])\s+|^|\s+(?=(?i:sincerely|regards|cheers)
                        r"kind regards|best regards|best wishes|yours truly|respectfully|cheers|thanks again|"
                        r"many thanks|with thanks|god bless|blessings|(?:with\s+)?love|warmly|take care|"
                        r"(?:thank\s+you|thanks)(?:\s+(?:so\s+much|kindly|very\s+much|again|in\s+advance))?(?=\s*,))"
-                       r"\b,?(?:\s*,?\s+(?:[A-Z][\w.']*|"
+                       r"\b,?(?:\s*,?\s+(?:[A-Z][\w.']*|&|"
                        r"(?i:wife|husband|mom|dad|grandma|grandpa|aunt|uncle|of|the|from|and))){0,6}\.?\s*$")
 #: a greeting that names who writes ("Hi, this is Gloria again."), and a name alone closing the letter (". Gloria")
 _GREETING = re.compile(r"^\W*(?:hi|hello|hey|dear\s+\w+|good\s+(?:morning|afternoon|evening))\W+(?:this\s+is|it'?s|"
@@ -116,9 +118,12 @@ def drop_remarks(question: str, cat: Catalog | None = None, *, least: int = 3) -
     if sign and sign.start() > 0:
         remarks.append(sign.group(0).strip(" ,."))
         text = text[:sign.start()]
-    pieces = re.split(r"(?<=[.?!])\s+", text)
+    pieces = sentences(text)
     kept: list[str] = []
-    first_ask = next((i for i, piece in enumerate(pieces) if "?" in piece), len(pieces))
+    # (without a question mark, the first sentence that asks: "top 5 fla counties by median home value. asking for my
+    # sister who ...", "5 largest places in Ga. by housing units. Expect Atlanta, then Columbus")
+    asks = [i for i, piece in enumerate(pieces) if REQUEST_START.match(piece) or RANKING_START.match(piece)]
+    first_ask = next((i for i, piece in enumerate(pieces) if "?" in piece), asks[0] if asks else len(pieces))
     for i, piece in enumerate(pieces):
         body = piece
         if i > 0 and _TAG_CLAIM.search(body) and not _INSTRUCTS.search(body) and kept:

@@ -112,7 +112,10 @@ SUB_STATE_NOT_PLACES = re.compile(
 CITY_WORD = re.compile(r"\b(city|cities)\b")
 #: what no published estimate says: forecasts and projections (changes between periods are read in periods.py)
 FORECAST = re.compile(
-    r"\b(forecasts?|forecasting|project(ed|ion|ions)|predict\w*|will (be|have|grow|reach)|future|next (year|decade)|"
+    # ("The figure will be cited in ...": what the answer will be used for, no forecast)
+    r"\b(forecasts?|forecasting|project(ed|ion|ions)|predict\w*|will (be(?! (?:cited|used|included|presented|shared|"
+    r"read|published|quoted|reported|submitted|added|attached|sent|shown|discussed|reviewed|printed|posted|aired|"
+    r"given|put|part)\b)|have|grow|reach)|future|next (year|decade)|"
     r"keeps? (growing|shrinking|declining)|at (the same|this|that) (pace|rate)|by 20[3-9]\d|in 20[3-9]\d)\b")
 VERSUS_AVG = re.compile(
     r"\b(above|below|higher than|lower than|more than|less than|greater than|exceed\w*|under|over|"
@@ -464,3 +467,51 @@ INFORMAL_REGION = re.compile(
     r"upstate|downstate|panhandle|(?:mississippi|arkansas|yazoo|the) delta|delta region|treasure valley|"
     r"front range|hill country|low ?country|texas triangle|research triangle|lehigh valley|hudson valley|"
     r"permian basin|coal country|iron range|the ozarks|ozarks)\b")
+
+#: a word before a period that does not end a sentence: an abbreviation ("St.", "Co.", "vs."), an AP state
+#: abbreviation ("Fla.", capitalised only: "ala." is no state), a single letter ("N. Main")
+NO_SENTENCE_END = re.compile(r"(?:\b(?:st|mt|ft|co|vs|no|dr|mr|mrs|ms|jr|sr|inc|approx|pct|est|dept|univ|ave|"
+                              r"e\.g|i\.e|u\.s|d\.c|pop|hh|med|avg|yr|yrs|cos|cty|twp|ga|ky|la|md|mo|pa|vt|va)|"
+                              r"\b(?-i:Ala|Ariz|Ark|Calif|Colo|Conn|Del|Fla|Ill|Ind|Kans?|Mass|Mich|Minn|Miss|Mont|Nebr?|"
+                              r"Nev|Okla|Oreg?|Penn|Tenn|Wash|Wisc?|Wyo|ALA|ARIZ|ARK|CALIF|COLO|CONN|DEL|FLA|ILL|IND|"
+                              r"KANS?|MASS|MICH|MINN|MISS|MONT|NEBR?|NEV|OKLA|OREG?|PENN|TENN|WASH|WISC?|WYO)|\b[a-z])\.$",
+                              re.IGNORECASE)
+
+
+def abbreviation_ends(head: str, rest: str) -> bool:
+    """Whether the period closing ``head`` is an abbreviation's, not a sentence's end (``rest`` follows it): "No. 3"
+    abbreviates a number, "which, no. what's the median ..." ends a sentence."""
+    if not NO_SENTENCE_END.search(head):
+        return False
+    if re.search(r"\bno\.$", head, re.IGNORECASE) and not re.match(r"\s*[#\d]", rest):
+        return False
+    # "St. Louis", "Mt. Hood" name what follows; "how many ppl live in bozeman MT. coworker is moving ..." ends there
+    return not (re.search(r"\b(?:st|mt|ft)\.$", head, re.IGNORECASE) and re.match(r"\s*[a-z]", rest))
+
+
+def sentences(text: str) -> list[str]:
+    """``text`` split into its sentences, after ".", "?" or "!" and a space — not after an abbreviation's period."""
+    out: list[str] = []
+    start = 0
+    for mt in re.finditer(r"[.?!]+\s+", text):
+        if text[mt.start()] == "." and not re.search(r"[?!]", mt.group(0)) and \
+                abbreviation_ends(text[start:mt.start() + 1], text[mt.end():]):
+            continue
+        out.append(text[start:mt.end()].strip())
+        start = mt.end()
+    out.append(text[start:].strip())
+    return [x for x in out if x]
+
+
+#: a sentence that asks for something without a question mark ("Please provide ...", "Compare ...")
+REQUEST_START = re.compile(r"\W*(?:(?:please|pls|now|ok|okay|so|and)\W+)?(what|which|how|is|are|does|do|can|could|"
+                            r"would|"
+                            r"give|show|list|rank|compare|tell|who|where|when|name|find|pull|get|enumerate|add|sum|"
+                            r"tally|provide|identify|report|supply|calculate|compute|display|confirm|check|look\s+up|break\s+down|"
+                            r"state\s+(?:by\s+how|how|what|which|the))\b",
+                            re.IGNORECASE)
+#: a ranking asked in shorthand, without a verb: "top 5 fla counties by ...", "5 largest places in Ga. by ..."
+RANKING_START = re.compile(r"\W*(?:the\s+)?(?:(?:top|bottom)\b|(?:\d+|two|three|four|five|six|seven|eight|nine|ten|"
+                            r"twenty)\s+(?:largest|biggest|smallest|highest|lowest|richest|poorest|most|least|"
+                            r"fastest|slowest)\b|(?:largest|biggest|smallest|highest|lowest|richest|poorest)\s+"
+                            r"(?:\d+|two|three|four|five|six|seven|eight|nine|ten|twenty)\b)", re.IGNORECASE)
