@@ -174,7 +174,6 @@ NOT_YET = {
     "R4C-009": "wrong_declined: declined: I could not read “after” in your question; nothing was answered. Without t",
     "R4C-016": "wrong_declined: declined: I could not find a measure the data has for that place in the question (th",
     "R4C-018": "wrong_declined: declined: “the delta” is not a region with one agreed definition, and the data has n",
-    "R4C-019": "wrong_declined: declined: I could not find anything the data measures in the question (the shipped d",
     "R4C-021": "wrong_declined: declined: I could not read “call” in your question; nothing was answered. Without th",
     "R4C-023": "wrong_declined: ambiguous: “Lexington” is the name of 19 places and counties: Lexington County, SC (",
     "R4C-028": "wrong_declined: declined: there is no Copiah County in Arizona in the data.",

@@ -273,3 +273,17 @@ def test_spoken_years_shorthand_and_symbols_read_as_written(planner, settings):
     assert spoken.sql and spoken.sql == digits.sql
     ap = planner.plan("top 5 fla counties by median home value")
     assert ap.sql == planner.plan("top 5 Florida counties by median home value").sql
+
+
+def test_every_place_of_a_list_left_out_is_left_out(planner, settings):
+    """"leaving out Philadelphia County and Allegheny County": the second name of the list was read as a place of
+    the answer (its words unread, declined); both are left out, and "the next three" is the ranking after them."""
+    plan = planner.plan("What are the next three most populous counties in Pennsylvania, leaving out Philadelphia "
+                        "County and Allegheny County?")
+    top = [r[0] for r in rows(settings, """
+        SELECT g.county_name FROM public.estimates e JOIN public.geography g ON g.geo_id = e.geo_id
+        WHERE g.level = 'county' AND g.state_abbr = 'PA' AND e.variable_code = 'B01003_001E'
+          AND g.county_name NOT IN ('Philadelphia County', 'Allegheny County')
+        ORDER BY e.estimate DESC LIMIT 3""")]
+    assert [r[0] for r in run(plan, settings).rows] == top
+    assert "Left out, as asked: Philadelphia County, PA and Allegheny County, PA." in plan.assumptions

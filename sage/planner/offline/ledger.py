@@ -187,6 +187,7 @@ FEATURE_WORDS: dict[str, frozenset[str]] = {k: frozenset(v.split()) for k, v in 
     "incorporated": "incorporated only just not no excluding cdp cdps",
     "cdp_only": "cdp cdps census designated only just",
     "kind_only": "only just not no excluding other than cities city villages village cdps cdp boroughs towns",
+    "ranked_after": "next after that those then remaining rest",
     "exclude": "except excluding exclude excluded without other than not leaving leave out but besides minus omit "
                "omitting ignore ignoring",
     "include": "including include included includes with plus counting also and or territory territories "
@@ -389,6 +390,8 @@ def features(q: Query, p: Parse, prior: Query | None = None, edits: Sequence[Edi
         f.add("include")
     if p.exclude:
         f |= {"exclude", "narrowed"}
+    if q.geo.leave_out and q.rank is not None:
+        f.add("ranked_after")  # "the next three most populous counties", "the three largest cities after that"
     if p.fifty:
         f |= {"fifty", "narrowed"}
     if p.contiguous:

@@ -592,16 +592,22 @@ def drop_excluded(p: Parse) -> None:
     A county or Census place left out ("other than Harris County", "Harris County aside") goes to
     ``p.leave_out``, its words and the clause's read."""
     p.places = [pl for pl in p.places if not any(a <= pl.span[0] < b for a, b in p.scope_spans)]
-    for pl in list(p.places):
+    listed: int | None = None  # where the last place left out ends: "leaving out Philadelphia County and Allegheny"
+    for pl in sorted(p.places, key=lambda x: x.span[0]):
         if pl.level not in ("county", "place") or pl.how == "ambiguous":
             continue
         before = _LEAVE_OUT_BEFORE.search(p.t[:pl.span[0]])
         after = _LEAVE_OUT_AFTER.match(p.t[pl.span[1]:])
-        if before or after:
+        # (the next of a list of places left out, from the joiner after the one before it)
+        joined = listed if listed is not None and _LIST_JOIN.fullmatch(p.t[listed:pl.span[0]]) else None
+        listed = None
+        if before or after or joined is not None:
+            listed = pl.span[1]
             p.places.remove(pl)
             p.leave_out.append(pl)
             setting = _SETTING.search(p.t[:pl.span[0]]) if after else None  # "setting Harris County aside"
-            start = before.start() if before else setting.start() if setting else pl.span[0]
+            start = before.start() if before else joined if joined is not None else setting.start() if setting \
+                else pl.span[0]
             end = pl.span[1] + (after.end() if after else 0)
             p.scope_spans.append((start, end))
             p.blocked.append((start, end))
@@ -618,6 +624,8 @@ def drop_excluded(p: Parse) -> None:
 _LEAVE_OUT_BEFORE = re.compile(r"\b(?:excluding|exclude|except(?: for)?|other than|not counting|not including|"
                                r"leaving out|leave out|leaving aside|setting aside|set aside|putting aside|apart from|"
                                r"besides|minus|but not|ignoring|without)\s+(?:the\s+)?$")
+#: between two places of one list ("Philadelphia County and Allegheny County", "Kent, Sussex")
+_LIST_JOIN = re.compile(r"\s*(?:,|and|or|nor|&|plus|,\s*and|,\s*or)\s*(?:the\s+)?")
 #: "Harris County aside", "... with Harris County left out"
 _LEAVE_OUT_AFTER = re.compile(r"\s*(?:aside|excluded|left out|set aside|not counted|not included)\b")
 _SETTING = re.compile(r"\b(?:setting|leaving|putting)\s+$")
